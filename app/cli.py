@@ -1,0 +1,167 @@
+"""The `lethe` command: serve, migrate, worker, beat, openapi."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from types import FrameType
+
+from app.core.config import get_settings
+from app.core.runtime import Runtime, get_runtime
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="lethe", description="Lethe memory service.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    serve = sub.add_parser("serve", help="run API, console, a worker and beat together")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8000)
+    serve.add_argument("--worker-concurrency", type=int, default=2)
+    sub.add_parser("migrate", help="create roles and run migrations to head")
+    worker = sub.add_parser("worker", help="run a Celery worker")
+    worker.add_argument("--concurrency", type=int, default=2)
+    sub.add_parser("beat", help="run Celery beat (one per installation)")
+    api = sub.add_parser("api", help="run only the HTTP API and console")
+    api.add_argument("--host", default="127.0.0.1")
+    api.add_argument("--port", type=int, default=8000)
+    openapi = sub.add_parser("openapi", help="write the OpenAPI document")
+    openapi.add_argument("--output", type=Path, default=Path("openapi/openapi.json"))
+    args = parser.parse_args(argv)
+
+    if args.command == "openapi":
+        return write_openapi(args.output)
+    runtime = get_runtime()
+    if args.command == "migrate":
+        return migrate(runtime)
+    if args.command == "serve":
+        return serve_all(runtime, args.host, args.port, args.worker_concurrency)
+    commands = {
+        "worker": worker_command(args.concurrency) if args.command == "worker" else [],
+        "beat": beat_command(),
+        "api": api_command("127.0.0.1", 8000) if args.command != "api" else api_command(
+            args.host, args.port
+        ),
+    }
+    env = {**os.environ, **child_environment(runtime)}
+    os.execvpe(commands[args.command][0], commands[args.command], env)
+    return 0  # pragma: no cover - exec does not return
+
+
+def migrate(runtime: Runtime) -> int:
+    from app.core import migrations
+
+    print("lethe: migrating database…", flush=True)
+    migrations.upgrade(runtime, manage_role=get_settings().app_database_url is None)
+    print(f"lethe: schema at {migrations.head_revision()}", flush=True)
+    return 0
+
+
+def write_openapi(output: Path) -> int:
+    from app.main import create_app
+
+    document = create_app().openapi()
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(json.dumps(document, indent=2, sort_keys=True) + "\n")
+    print(f"lethe: wrote {output}", flush=True)
+    return 0
+
+
+def child_environment(runtime: Runtime) -> dict[str, str]:
+    """What the parts need to reach the same database, broker and secrets as this process."""
+    return {
+        "DATABASE_URL": runtime.owner_url,
+        "LETHE_APP_DATABASE_URL": runtime.app_url,
+        "CELERY_BROKER_URL": runtime.broker_url,
+        "LETHE_ADMIN_TOKEN": runtime.admin_token,
+        "LETHE_SECRET_KEY": runtime.secret_key,
+        "LETHE_DATA_DIR": str(get_settings().data_dir.resolve()),
+        "HF_HUB_OFFLINE": "1",
+        "TRANSFORMERS_OFFLINE": "1",
+    }
+
+
+def api_command(host: str, port: int) -> list[str]:
+    return [sys.executable, "-m", "uvicorn", "app.main:create_app", "--factory",
+            "--host", host, "--port", str(port), "--no-access-log"]
+
+
+def worker_command(concurrency: int) -> list[str]:
+    return [sys.executable, "-m", "celery", "-A", "app.core.celery_app", "worker",
+            "--loglevel=INFO", f"--concurrency={concurrency}", "--without-gossip",
+            "--without-mingle"]
+
+
+def beat_command() -> list[str]:
+    schedule = get_settings().data_dir.resolve() / "celerybeat-schedule"
+    return [sys.executable, "-m", "celery", "-A", "app.core.celery_app", "beat",
+            "--loglevel=INFO", f"--schedule={schedule}"]
+
+
+def serve_all(runtime: Runtime, host: str, port: int, concurrency: int) -> int:
+    """Run the API, a worker and beat as children; stop them all on Ctrl-C or SIGTERM."""
+    migrate(runtime)
+    if runtime.generated_admin_token:
+        print(f"lethe: admin token: {runtime.admin_token}", flush=True)
+        print(f"lethe: (kept in {get_settings().data_dir.resolve() / 'secrets.json'})", flush=True)
+    env = {**os.environ, **child_environment(runtime)}
+    parts = {
+        "api": api_command(host, port),
+        "worker": worker_command(concurrency),
+        "beat": beat_command(),
+    }
+    # Own sessions: a terminal's Ctrl-C reaches only this supervisor, which stops the
+    # children in order instead of letting them race each other down.
+    children = {
+        name: subprocess.Popen(command, env=env, start_new_session=True)
+        for name, command in parts.items()
+    }
+    print(f"lethe: serving on http://{host}:{port} (console at /console); Ctrl-C stops",
+          flush=True)
+    stopping = False
+
+    def request_stop(signum: int, _frame: FrameType | None) -> None:
+        nonlocal stopping
+        stopping = True
+
+    signal.signal(signal.SIGINT, request_stop)
+    signal.signal(signal.SIGTERM, request_stop)
+    exit_code = 0
+    try:
+        while not stopping:
+            for name, child in children.items():
+                if child.poll() is not None:
+                    print(f"lethe: {name} exited with {child.returncode}; stopping", flush=True)
+                    exit_code = 1
+                    stopping = True
+            time.sleep(0.2)
+    finally:
+        print("lethe: stopping…", flush=True)
+        stop_children(children)
+        if runtime.embedded_server is not None:
+            runtime.embedded_server.stop()
+        print("lethe: stopped", flush=True)
+    return exit_code
+
+
+def stop_children(children: dict[str, subprocess.Popen[bytes]], grace: float = 20.0) -> None:
+    for child in children.values():
+        if child.poll() is None:
+            child.send_signal(signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    for child in children.values():
+        remaining = max(0.1, deadline - time.monotonic())
+        try:
+            child.wait(remaining)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.wait()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

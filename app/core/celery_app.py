@@ -1,0 +1,56 @@
+"""The Celery app, built once. Tasks live beside their domain and are listed in `TASK_MODULES`.
+
+Broker: Redis or RabbitMQ by URL in production; otherwise kombu's SQLAlchemy transport on the
+same PostgreSQL, so the embedded default needs no other server. No result backend: results
+could carry memory content, and callers read outcomes from operation records instead.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from celery import Celery
+
+from app.core.config import get_settings
+
+TASK_MODULES = ["app.idempotency.tasks"]
+
+celery_app = Celery("lethe", include=TASK_MODULES)
+
+
+@celery_app.on_configure.connect
+def _configure(sender: Celery, **_: Any) -> None:
+    from app.core.runtime import get_runtime
+
+    settings = get_settings()
+    sender.conf.update(
+        broker_url=get_runtime().broker_url,
+        broker_connection_retry_on_startup=True,
+        result_backend=None,
+        task_ignore_result=True,
+        task_store_errors_even_if_ignored=False,
+        task_serializer="json",
+        accept_content=["json"],
+        task_acks_late=True,
+        # A worker killed mid-task leaves the message unacknowledged, so it is redelivered.
+        task_reject_on_worker_lost=True,
+        worker_prefetch_multiplier=1,
+        worker_hijack_root_logger=False,
+        timezone="UTC",
+        enable_utc=True,
+        broker_transport_options=_transport_options(get_runtime().broker_url),
+        beat_schedule={
+            "prune-operations": {
+                "task": "idempotency.prune_operations",
+                "schedule": settings.prune_interval_seconds,
+            },
+        },
+    )
+
+
+def _transport_options(broker_url: str) -> dict[str, Any]:
+    if broker_url.startswith("sqla+"):
+        # kombu hands these to SQLAlchemy's create_engine; keep the broker's pool small.
+        return {"pool_pre_ping": True, "pool_size": 2}
+    # Redis redelivers an unacknowledged task after this long; longer than any task runs.
+    return {"visibility_timeout": 3600}

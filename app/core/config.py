@@ -1,0 +1,100 @@
+"""Typed settings: one place that reads the environment."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Literal
+
+from pydantic import AliasChoices, Field, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+DEVELOPMENT_SECRET = "development-only-secret-change-me"
+
+
+class Settings(BaseSettings):
+    """Every knob Lethe reads, with prefix ``LETHE_`` unless named otherwise."""
+
+    model_config = SettingsConfigDict(env_prefix="LETHE_", extra="ignore")
+
+    environment: Literal["development", "production", "test"] = Field(
+        "development",
+        description="`production` refuses generated or default secrets.",
+    )
+    data_dir: Path = Field(
+        Path(".lethe"),
+        description="Folder for the embedded database and generated secrets.",
+    )
+    database_url: str | None = Field(
+        None,
+        validation_alias=AliasChoices("DATABASE_URL", "LETHE_DATABASE_URL"),
+        description="Owner connection (runs migrations). Unset: the embedded PostgreSQL.",
+    )
+    app_database_url: str | None = Field(
+        None,
+        description="Connection of the non-owner application role. Unset: derived from "
+        "DATABASE_URL with user `app_db_role` and password `app_db_password`.",
+    )
+    app_db_role: str = Field("lethe_app", description="Name of the application's database role.")
+    app_db_password: str | None = Field(
+        None,
+        description="Password of the application role. Unset in embedded mode: generated "
+        "and kept in the data folder.",
+    )
+    db_pool_size: int = Field(10, ge=1, le=200, description="Connections per process.")
+    celery_broker_url: str | None = Field(
+        None,
+        validation_alias=AliasChoices("CELERY_BROKER_URL", "LETHE_CELERY_BROKER_URL"),
+        description="Redis or RabbitMQ URL. Unset: kombu's SQLAlchemy transport on the database.",
+    )
+    admin_token: str | None = Field(
+        None,
+        description="Bearer token allowed to create tenants. Unset in embedded mode: "
+        "generated, kept in the data folder (mode 0600) and printed at start.",
+    )
+    secret_key: str | None = Field(
+        None,
+        description="Signs console session cookies. Unset in embedded mode: generated.",
+    )
+    max_body_bytes: int = Field(
+        1_048_576, ge=1024, description="Largest request body accepted; larger → 413."
+    )
+    idempotency_retention_days: float = Field(
+        7.0, gt=0, description="How long operation records answer replays before pruning."
+    )
+    prune_interval_seconds: float = Field(
+        3600.0, gt=0, description="How often beat prunes expired operation records."
+    )
+    console_session_hours: float = Field(
+        8.0, gt=0, description="Lifetime of a console login."
+    )
+    embedding_provider: Literal["local", "openai"] = Field(
+        "local", description="`local` MiniLM or an OpenAI-compatible `/embeddings` endpoint."
+    )
+    embedding_model_path: str | None = Field(
+        None, description="Local sentence-transformers model folder; unset: the packaged MiniLM."
+    )
+    embedding_api_url: str | None = Field(None, description="Base URL of the embeddings API.")
+    embedding_api_key: str | None = Field(None, description="Bearer key of the embeddings API.")
+    embedding_api_model: str = Field(
+        "all-MiniLM-L6-v2", description="Model name sent to the embeddings API."
+    )
+    embedding_batch_size: int = Field(64, ge=1, le=2048, description="Texts per embedding call.")
+
+    @model_validator(mode="after")
+    def _refuse_default_secrets(self) -> Settings:
+        if self.environment == "production":
+            for name in ("admin_token", "secret_key"):
+                value = getattr(self, name)
+                if not value or value == DEVELOPMENT_SECRET or len(value) < 24:
+                    raise ValueError(f"LETHE_{name.upper()} must be set (≥ 24 chars) in production")
+        return self
+
+    @property
+    def embedded(self) -> bool:
+        return self.database_url is None
+
+
+@lru_cache
+def get_settings() -> Settings:
+    return Settings()

@@ -1,0 +1,124 @@
+"""Request dependencies: who is calling, in which tenant, and under which idempotency key.
+
+This is the single place that turns a request into a tenant-scoped transaction.
+"""
+
+
+from collections.abc import Awaitable, Callable
+from typing import Annotated
+
+from fastapi import Depends, Header, Request
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from sqlmodel import Session
+from starlette.concurrency import run_in_threadpool
+
+from app.core import security, uow
+from app.core.errors import Forbidden, Unauthorized
+from app.core.runtime import get_runtime
+from app.idempotency import service as idempotency
+from app.tenants import service as tenants
+from app.tenants.models import Role
+from app.tenants.service import Principal
+
+bearer = HTTPBearer(auto_error=False, description="An API key, or the admin token.")
+Credentials = Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]
+KEY_PATTERN = r"^[\x20-\x7E]+$"
+MUTATING = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+
+
+def get_session(request: Request) -> Session:
+    return uow.current(request).open()
+
+
+SessionDep = Annotated[Session, Depends(get_session)]
+
+
+async def _principal(request: Request, credentials: Credentials) -> Principal:
+    if credentials is None:
+        raise Unauthorized("Send `Authorization: Bearer <key>`.")
+    work = uow.current(request)
+    session = work.open()
+    found = await run_in_threadpool(tenants.authenticate, session, raw_key=credentials.credentials)
+    if found is None:
+        raise Unauthorized("Unknown or revoked key.")
+    work.api_key_id = found.key_id
+    return found
+
+
+async def _idempotent(
+    request: Request,
+    principal: Annotated[Principal, Depends(_principal)],
+    idempotency_key: Annotated[
+        str | None,
+        Header(
+            alias="Idempotency-Key",
+            description="1 to 255 printable characters; replays the first answer to this request.",
+            min_length=1,
+            max_length=255,
+            pattern=KEY_PATTERN,
+        ),
+    ] = None,
+) -> Principal:
+    if idempotency_key is not None and request.method in MUTATING:
+        await claim_key(request, principal.tenant_id, idempotency_key)
+    return principal
+
+
+async def claim_key(request: Request, tenant_id: object, key: str) -> idempotency.Claim:
+    """Claim ``key`` for this request or short-circuit with the stored answer."""
+    work = uow.current(request)
+    session = work.open()
+    body = await request.body()
+    route = request.scope.get("route")
+    outcome = await run_in_threadpool(
+        lambda: idempotency.claim(
+            session,
+            tenant_id=tenant_id,  # type: ignore[arg-type]
+            key=key,
+            method=request.method,
+            path=request.url.path,
+            body=body,
+            kind=getattr(route, "name", None) or request.url.path,
+        )
+    )
+    if isinstance(outcome, idempotency.Replay):
+        raise uow.ReplayResponse(outcome)
+    work.claim = outcome
+    return outcome
+
+
+def _requires(role: Role, *, mutating: bool) -> Callable[..., Awaitable[Principal]]:
+    source = _idempotent if mutating else _principal
+
+    async def dependency(principal: Annotated[Principal, Depends(source)]) -> Principal:
+        if role is Role.compliance and principal.role is not Role.compliance:
+            raise Forbidden("This needs a compliance key.")
+        return principal
+
+    return dependency
+
+
+AppReader = Annotated[Principal, Depends(_requires(Role.app, mutating=False))]
+AppWriter = Annotated[Principal, Depends(_requires(Role.app, mutating=True))]
+ComplianceReader = Annotated[Principal, Depends(_requires(Role.compliance, mutating=False))]
+ComplianceWriter = Annotated[Principal, Depends(_requires(Role.compliance, mutating=True))]
+
+
+def _admin(credentials: Credentials) -> None:
+    if credentials is None or not security.same_secret(
+        credentials.credentials, get_runtime().admin_token
+    ):
+        raise Unauthorized("This needs the admin token.")
+
+
+AdminDep = Annotated[None, Depends(_admin)]
+IdempotencyKeyHeader = Annotated[
+    str | None,
+    Header(
+        alias="Idempotency-Key",
+        description="1 to 255 printable characters.",
+        min_length=1,
+        max_length=255,
+        pattern=KEY_PATTERN,
+    ),
+]

@@ -1,0 +1,191 @@
+"""Domain errors and their single rendering as RFC 9457 problem+json."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Match
+
+log = logging.getLogger(__name__)
+
+PROBLEM_BASE = "https://lethe.dev/problems/"
+PROBLEM_MEDIA_TYPE = "application/problem+json"
+
+
+class LetheError(Exception):
+    """A refusal with a stable problem type. Services raise these, never HTTPException."""
+
+    status: int = 400
+    slug: str = "bad-request"
+    title: str = "Bad request"
+
+    def __init__(
+        self, detail: str | None = None, *, headers: dict[str, str] | None = None, **extra: Any
+    ) -> None:
+        super().__init__(detail or self.title)
+        self.detail = detail or self.title
+        self.extra = extra
+        self.headers = headers or {}
+
+
+class Unauthorized(LetheError):
+    status, slug, title = 401, "unauthorized", "Missing or unknown credentials"
+
+    def __init__(self, detail: str | None = None, **extra: Any) -> None:
+        super().__init__(detail, headers={"WWW-Authenticate": "Bearer"}, **extra)
+
+
+class Forbidden(LetheError):
+    status, slug, title = 403, "forbidden", "This key's role may not do that"
+
+
+class NotFound(LetheError):
+    status, slug, title = 404, "not-found", "Not found"
+
+
+class Conflict(LetheError):
+    status, slug, title = 409, "conflict", "Conflict"
+
+
+class InvalidRequest(LetheError):
+    status, slug, title = 422, "validation-error", "The request is not valid"
+
+
+class PayloadTooLarge(LetheError):
+    status, slug, title = 413, "payload-too-large", "Request body too large"
+
+
+class IdempotencyKeyReused(LetheError):
+    status, slug, title = 422, "idempotency-key-reused", "Idempotency-Key used for another request"
+
+
+class IdempotencyInProgress(LetheError):
+    status, slug, title = 409, "idempotency-in-progress", "A request with this key is running"
+
+
+class InvalidIdempotencyKey(LetheError):
+    status, slug, title = 422, "invalid-idempotency-key", "Idempotency-Key is not valid"
+
+
+def problem_body(
+    status: int, slug: str, title: str, detail: str, **extra: Any
+) -> dict[str, Any]:
+    return {"type": PROBLEM_BASE + slug, "title": title, "status": status, "detail": detail,
+            **extra}
+
+
+def problem_response(
+    status: int, slug: str, title: str, detail: str,
+    headers: dict[str, str] | None = None, **extra: Any,
+) -> JSONResponse:
+    return JSONResponse(
+        problem_body(status, slug, title, detail, **extra),
+        status_code=status,
+        media_type=PROBLEM_MEDIA_TYPE,
+        headers=headers,
+    )
+
+
+def render(exc: LetheError) -> JSONResponse:
+    return problem_response(
+        exc.status, exc.slug, exc.title, exc.detail, headers=exc.headers, **exc.extra
+    )
+
+
+_HTTP_SLUGS = {
+    400: ("bad-request", "Bad request"),
+    401: ("unauthorized", "Missing or unknown credentials"),
+    403: ("forbidden", "Forbidden"),
+    404: ("not-found", "Not found"),
+    405: ("method-not-allowed", "Method not allowed"),
+    406: ("not-acceptable", "Not acceptable"),
+    413: ("payload-too-large", "Request body too large"),
+    415: ("unsupported-media-type", "Unsupported media type"),
+}
+
+
+async def _lethe_error(_: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, LetheError)
+    return render(exc)
+
+
+async def _http_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, StarletteHTTPException)
+    slug, title = _HTTP_SLUGS.get(exc.status_code, ("http-error", "HTTP error"))
+    detail = exc.detail if isinstance(exc.detail, str) else title
+    headers = dict(exc.headers or {})
+    if exc.status_code == 405:
+        # Starlette names only the first matching route's methods; a path served by several
+        # routes (GET and PATCH /v1/settings) must list them all.
+        headers["Allow"] = ", ".join(_allowed_methods(request))
+    return problem_response(exc.status_code, slug, title, detail, headers=headers)
+
+
+def _allowed_methods(request: Request) -> list[str]:
+    methods: set[str] = set()
+    for route in request.app.routes:
+        route_methods = getattr(route, "methods", None)
+        if route_methods and route.matches({**request.scope, "method": "GET"})[0] != Match.NONE:
+            methods |= set(route_methods)
+    return sorted(methods)
+
+
+async def _validation_error(_: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, RequestValidationError)
+    # Only location, message and type: echoing the input could copy memory text into logs.
+    errors = [
+        {"loc": [str(part) for part in err.get("loc", ())], "msg": str(err.get("msg", "")),
+         "type": str(err.get("type", ""))}
+        for err in exc.errors()
+    ]
+    detail = "; ".join(f"{'.'.join(e['loc'])}: {e['msg']}" for e in errors[:5]) or "Invalid"
+    return problem_response(
+        422, "validation-error", "The request is not valid", detail, errors=errors
+    )
+
+
+async def _unhandled(_: Request, exc: Exception) -> JSONResponse:
+    log.exception("unhandled error", exc_info=exc)
+    return problem_response(
+        500, "internal-error", "Internal error", "The server failed; nothing was changed."
+    )
+
+
+def install(app: FastAPI) -> None:
+    app.add_exception_handler(LetheError, _lethe_error)
+    app.add_exception_handler(StarletteHTTPException, _http_error)
+    app.add_exception_handler(RequestValidationError, _validation_error)
+    app.add_exception_handler(Exception, _unhandled)
+
+
+class Problem(BaseModel):
+    """RFC 9457 problem details."""
+
+    type: str
+    title: str
+    status: int
+    detail: str
+
+
+def problem_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI entries for the problems a route can answer, all as problem+json."""
+    return {
+        status: {
+            "model": Problem,
+            "content": {PROBLEM_MEDIA_TYPE: {"schema": {"$ref": "#/components/schemas/Problem"}}},
+            "description": _HTTP_SLUGS.get(status, ("", "Problem"))[1] or "Problem",
+        }
+        for status in statuses
+    }
+
+
+# Every API route can answer these; routes add their own specific ones.
+COMMON_PROBLEMS = (400, 401, 403, 404, 409, 413, 422, 500)
+_HTTP_SLUGS.update({409: ("conflict", "Conflict"), 422: ("validation-error", "Invalid request"),
+                    500: ("internal-error", "Internal error")})

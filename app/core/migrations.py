@@ -1,0 +1,91 @@
+"""Schema migrations and the database roles, run as the owner (`lethe migrate`)."""
+
+from __future__ import annotations
+
+import logging
+from functools import lru_cache
+from pathlib import Path
+
+from alembic.config import Config
+from alembic.script import ScriptDirectory
+from psycopg import sql
+from sqlalchemy import Connection, create_engine, pool, text
+
+from alembic import command
+from app.core.runtime import Runtime
+
+log = logging.getLogger(__name__)
+
+ROOT = Path(__file__).resolve().parents[2]
+MIGRATION_LOCK = 0x4C45_5448  # arbitrary constant: one migrator at a time per database
+
+
+def alembic_config() -> Config:
+    config = Config(str(ROOT / "alembic.ini"))
+    config.set_main_option("script_location", str(ROOT / "alembic"))
+    return config
+
+
+@lru_cache
+def head_revision() -> str | None:
+    return ScriptDirectory.from_config(alembic_config()).get_current_head()
+
+
+def upgrade(runtime: Runtime, *, manage_role: bool = True, revision: str = "head") -> None:
+    """Ensure the application role, migrate to ``revision`` and grant what the role needs."""
+    engine = create_engine(runtime.owner_url, poolclass=pool.NullPool)
+    try:
+        with engine.begin() as conn:
+            conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": MIGRATION_LOCK})
+            if manage_role:
+                ensure_app_role(conn, runtime.app_role, runtime.app_password)
+            config = alembic_config()
+            config.attributes["connection"] = conn
+            command.upgrade(config, revision)
+            grant_app_role(conn, runtime.app_role)
+    finally:
+        engine.dispose()
+
+
+def ensure_app_role(conn: Connection, role: str, password: str) -> None:
+    """Create or update the login role the application connects as.
+
+    It is deliberately not the owner, not a superuser and not BYPASSRLS: row-level security
+    must bind it.
+    """
+    raw = conn.connection.dbapi_connection
+    assert raw is not None
+    exists = conn.execute(text("SELECT 1 FROM pg_roles WHERE rolname = :r"), {"r": role}).first()
+    verb = "ALTER" if exists else "CREATE"
+    statement = sql.SQL(
+        "{} ROLE {} LOGIN PASSWORD {} NOSUPERUSER NOBYPASSRLS NOCREATEDB NOCREATEROLE"
+    ).format(sql.SQL(verb), sql.Identifier(role), sql.Literal(password))
+    conn.exec_driver_sql(statement.as_string(raw))  # type: ignore[arg-type]
+    check_app_role(conn, role)
+
+
+def check_app_role(conn: Connection, role: str) -> None:
+    row = conn.execute(
+        text("SELECT rolsuper, rolbypassrls FROM pg_roles WHERE rolname = :r"), {"r": role}
+    ).first()
+    if row is None:
+        raise RuntimeError(f"database role {role!r} does not exist; create it or let Lethe")
+    if row[0] or row[1]:
+        raise RuntimeError(f"database role {role!r} must be neither superuser nor BYPASSRLS")
+
+
+def grant_app_role(conn: Connection, role: str) -> None:
+    raw = conn.connection.dbapi_connection
+    assert raw is not None
+    ident = sql.Identifier(role).as_string(raw)  # type: ignore[arg-type]
+    database = conn.execute(text("SELECT current_database()")).scalar_one()
+    db_ident = sql.Identifier(database).as_string(raw)  # type: ignore[arg-type]
+    for statement in (
+        f"GRANT CONNECT ON DATABASE {db_ident} TO {ident}",
+        f"GRANT USAGE ON SCHEMA public TO {ident}",
+        f"GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO {ident}",
+        f"GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO {ident}",
+        f"REVOKE INSERT, UPDATE, DELETE ON alembic_version FROM {ident}",
+    ):
+        conn.exec_driver_sql(statement)
+    check_app_role(conn, role)

@@ -1,0 +1,134 @@
+"""The request's unit of work: one transaction, committed only after the route succeeded.
+
+`LetheRoute` wraps every API route. Dependencies open the transaction lazily (authentication
+needs it first); after the route returns, the idempotency record is written beside the
+effect and the transaction commits *before* the response leaves, so a 2xx is durable.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Coroutine
+from datetime import timedelta
+from typing import Any
+
+from fastapi import Request, Response
+from fastapi.responses import JSONResponse
+from fastapi.routing import APIRoute
+from sqlmodel import Session
+from starlette.concurrency import run_in_threadpool
+
+from app.core import db
+from app.core.config import get_settings
+from app.idempotency import service as idempotency
+
+
+class UnitOfWork:
+    def __init__(self) -> None:
+        self.session: Session | None = None
+        self.claim: idempotency.Claim | None = None
+        self.api_key_id: Any = None
+        self.after_commit: list[Callable[[], None]] = []
+        # Applied to a response body before it is stored for replays (e.g. one-time secrets).
+        self.redact: Callable[[Any], Any] | None = None
+
+    def open(self) -> Session:
+        if self.session is None:
+            self.session = Session(db.app_engine(), expire_on_commit=False)
+            self.session.begin()
+        return self.session
+
+    def finish(self, response: Response) -> None:
+        if self.session is None:
+            return
+        try:
+            if response.status_code >= 400:
+                self.session.rollback()
+                return
+            if self.claim is not None:
+                idempotency.record(
+                    self.session,
+                    self.claim,
+                    api_key_id=self.api_key_id,
+                    status=response.status_code,
+                    body=self._stored_body(response),
+                    headers=dict(response.headers),
+                    retention=timedelta(days=get_settings().idempotency_retention_days),
+                )
+            self.session.commit()
+        except BaseException:
+            self.session.rollback()
+            raise
+        finally:
+            self.close()
+        # Jobs are sent only once the transaction that asked for them is durable.
+        for send in self.after_commit:
+            send()
+
+    def _stored_body(self, response: Response) -> Any:
+        body = _json_body(response)
+        return self.redact(body) if self.redact is not None else body
+
+    def rollback(self) -> None:
+        if self.session is not None:
+            try:
+                self.session.rollback()
+            finally:
+                self.close()
+
+    def close(self) -> None:
+        if self.session is not None:
+            self.session.close()
+            self.session = None
+
+
+class ReplayResponse(Exception):
+    """Raised by the idempotency dependency to short-circuit with the stored answer."""
+
+    def __init__(self, replay: idempotency.Replay) -> None:
+        self.replay = replay
+
+
+def current(request: Request) -> UnitOfWork:
+    uow = getattr(request.state, "uow", None)
+    if uow is None:
+        uow = UnitOfWork()
+        request.state.uow = uow
+    return uow
+
+
+class LetheRoute(APIRoute):
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        handler = super().get_route_handler()
+
+        async def route_handler(request: Request) -> Response:
+            uow = current(request)
+            try:
+                response = await handler(request)
+            except ReplayResponse as replay:
+                await run_in_threadpool(uow.rollback)
+                return _replayed(replay.replay)
+            except BaseException:
+                await run_in_threadpool(uow.rollback)
+                raise
+            await run_in_threadpool(uow.finish, response)
+            return response
+
+        return route_handler
+
+
+def _json_body(response: Response) -> Any:
+    body = getattr(response, "body", b"")
+    if not body:
+        return None
+    try:
+        return json.loads(body)
+    except ValueError:
+        return None
+
+
+def _replayed(replay: idempotency.Replay) -> Response:
+    headers = {**replay.headers, idempotency.REPLAYED_HEADER: "true"}
+    if replay.body is None:
+        return Response(status_code=replay.status, headers=headers)
+    return JSONResponse(replay.body, status_code=replay.status, headers=headers)

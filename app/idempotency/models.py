@@ -1,0 +1,53 @@
+"""Operation: the idempotency record of a mutation, and the status of an accepted job."""
+
+from __future__ import annotations
+
+import enum
+import uuid
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Column, Enum, ForeignKey, Integer, String, UniqueConstraint
+from sqlalchemy.dialects.postgresql import JSONB
+from sqlmodel import Field, SQLModel
+
+from app.core.models import timestamp_field
+
+
+class OperationStatus(enum.StrEnum):
+    queued = "queued"
+    running = "running"
+    succeeded = "succeeded"
+    failed = "failed"
+
+
+class Operation(SQLModel, table=True):
+    __tablename__ = "operation"
+    __table_args__ = (UniqueConstraint("tenant_id", "idempotency_key"),)
+
+    id: uuid.UUID = Field(default_factory=uuid.uuid4, primary_key=True)
+    tenant_id: uuid.UUID = Field(
+        sa_column=Column(ForeignKey("tenant.id", ondelete="CASCADE"), nullable=False)
+    )
+    api_key_id: uuid.UUID | None = Field(
+        default=None, sa_column=Column(ForeignKey("api_key.id", ondelete="SET NULL"))
+    )
+    idempotency_key: str | None = Field(default=None, sa_column=Column(String(255)))
+    kind: str = Field(sa_column=Column(String(64), nullable=False))
+    request_method: str = Field(sa_column=Column(String(10), nullable=False))
+    request_path: str = Field(sa_column=Column(String(2048), nullable=False))
+    request_digest: str = Field(sa_column=Column(String(64), nullable=False))
+    status: OperationStatus = Field(
+        sa_column=Column(
+            Enum(OperationStatus, name="operation_status", native_enum=False, length=20),
+            nullable=False,
+        )
+    )
+    response_status: int | None = Field(default=None, sa_column=Column(Integer))
+    response_body: Any | None = Field(default=None, sa_column=Column(JSONB))
+    response_headers: dict[str, str] | None = Field(default=None, sa_column=Column(JSONB))
+    result: dict[str, Any] | None = Field(default=None, sa_column=Column(JSONB))
+    error: dict[str, Any] | None = Field(default=None, sa_column=Column(JSONB))
+    created_at: datetime = timestamp_field()
+    updated_at: datetime = timestamp_field()
+    expires_at: datetime = timestamp_field(server_default=False, index=True)

@@ -1,0 +1,39 @@
+"""create_app(): routers, error handlers, console."""
+
+from __future__ import annotations
+
+import logging
+
+from fastapi import FastAPI
+
+from app.core import errors
+from app.core.body_limit import BodyLimitMiddleware
+from app.core.config import get_settings
+from app.health.router import router as health_router
+from app.idempotency.router import router as operations_router
+from app.settings.router import router as settings_router
+from app.tenants.router import router as tenants_router
+
+DESCRIPTION = (
+    "Lethe remembers facts about your users for your assistant and forgets them correctly: "
+    "corrections win, forgets stick, retries never resurrect."
+)
+
+
+def create_app() -> FastAPI:
+    logging.basicConfig(level=logging.INFO)
+    app = FastAPI(
+        title="Lethe",
+        version="1.0.0",
+        description=DESCRIPTION,
+        openapi_url="/openapi.json",
+    )
+    errors.install(app)
+    for router in (health_router, tenants_router, settings_router, operations_router):
+        app.include_router(router)
+
+    from console.app import create_console
+
+    app.mount("/console", create_console())
+    app.add_middleware(BodyLimitMiddleware, max_bytes=get_settings().max_body_bytes)
+    return app

@@ -1,0 +1,27 @@
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+from app.core import uow
+from app.core.deps import AppReader, ComplianceWriter, SessionDep
+from app.core.errors import COMMON_PROBLEMS, problem_responses
+from app.settings import service
+from app.settings.schemas import SettingsPatch, SettingsPublic
+
+router = APIRouter(prefix="/v1/settings", tags=["settings"], route_class=uow.LetheRoute,
+    responses=problem_responses(*COMMON_PROBLEMS),
+)
+
+
+@router.get("")
+def read_settings(principal: AppReader, session: SessionDep) -> SettingsPublic:
+    """Read this tenant's settings."""
+    return service.get(session, tenant_id=principal.tenant_id)
+
+
+@router.patch("")
+def update_settings(
+    body: SettingsPatch, principal: ComplianceWriter, session: SessionDep
+) -> SettingsPublic:
+    """Change this tenant's settings (compliance key); nested objects merge."""
+    return service.update(session, tenant_id=principal.tenant_id, patch=body)

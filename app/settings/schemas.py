@@ -1,0 +1,73 @@
+"""Tenant settings as the API shows and accepts them."""
+
+from __future__ import annotations
+
+from pydantic import Field, model_validator
+
+from app.core.schemas import PublicModel, StrictModel
+
+
+class HalfLives(StrictModel):
+    structural: float = Field(365.0, gt=0, le=36500)
+    preferential: float = Field(180.0, gt=0, le=36500)
+    procedural: float = Field(90.0, gt=0, le=36500)
+    situational: float = Field(7.0, gt=0, le=36500)
+
+
+class Retention(StrictModel):
+    deprecated_days: float = Field(
+        30.0, gt=0, le=36500, description="Days a deprecated memory stays before quarantine."
+    )
+    quarantine_days: float = Field(
+        30.0, gt=0, le=36500, description="Days a quarantined memory stays before deletion."
+    )
+
+
+class Supersession(StrictModel):
+    contradiction_min_similarity: float = Field(
+        0.6, ge=0, le=1, description="Cosine above which a new memory may contradict a live one."
+    )
+    restatement_min_similarity: float = Field(
+        0.92, ge=0, le=1, description="Cosine above which a new memory restates a live one."
+    )
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Supersession:
+        if self.restatement_min_similarity < self.contradiction_min_similarity:
+            raise ValueError(
+                "restatement_min_similarity must be ≥ contradiction_min_similarity"
+            )
+        return self
+
+
+class SettingsPublic(PublicModel):
+    half_lives: HalfLives
+    retention: Retention
+    detect_forget_requests: bool
+    supersession: Supersession
+
+
+class HalfLivesPatch(StrictModel):
+    structural: float | None = Field(None, gt=0, le=36500)
+    preferential: float | None = Field(None, gt=0, le=36500)
+    procedural: float | None = Field(None, gt=0, le=36500)
+    situational: float | None = Field(None, gt=0, le=36500)
+
+
+class RetentionPatch(StrictModel):
+    deprecated_days: float | None = Field(None, gt=0, le=36500)
+    quarantine_days: float | None = Field(None, gt=0, le=36500)
+
+
+class SupersessionPatch(StrictModel):
+    contradiction_min_similarity: float | None = Field(None, ge=0, le=1)
+    restatement_min_similarity: float | None = Field(None, ge=0, le=1)
+
+
+class SettingsPatch(StrictModel):
+    """Any subset; nested objects merge field by field."""
+
+    half_lives: HalfLivesPatch | None = None
+    retention: RetentionPatch | None = None
+    detect_forget_requests: bool | None = None
+    supersession: SupersessionPatch | None = None

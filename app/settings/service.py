@@ -1,0 +1,83 @@
+"""Reading and changing a tenant's settings."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from pydantic import ValidationError
+from sqlmodel import Session
+
+from app.core.errors import Conflict, NotFound
+from app.core.models import utcnow
+from app.settings.models import TenantSettings
+from app.settings.schemas import (
+    HalfLives,
+    Retention,
+    SettingsPatch,
+    SettingsPublic,
+    Supersession,
+)
+
+
+class SettingsConflict(Conflict):
+    slug, title = "settings-conflict", "The settings would contradict each other"
+
+
+def create_defaults(session: Session, *, tenant_id: uuid.UUID) -> TenantSettings:
+    row = TenantSettings(
+        tenant_id=tenant_id,
+        half_lives=HalfLives().model_dump(),
+        retention=Retention().model_dump(),
+        supersession=Supersession().model_dump(),
+        detect_forget_requests=False,
+    )
+    session.add(row)
+    return row
+
+
+def get(session: Session, *, tenant_id: uuid.UUID) -> SettingsPublic:
+    return _public(_row(session, tenant_id))
+
+
+def update(session: Session, *, tenant_id: uuid.UUID, patch: SettingsPatch) -> SettingsPublic:
+    row = _row(session, tenant_id, for_update=True)
+    current = _public(row).model_dump()
+    changes = patch.model_dump(exclude_none=True)
+    merged: dict[str, Any] = {
+        key: ({**current[key], **changes[key]} if isinstance(current[key], dict) else changes[key])
+        if key in changes else current[key]
+        for key in current
+    }
+    try:
+        updated = SettingsPublic.model_validate(merged)
+    except ValidationError as exc:
+        # Each field was valid on its own (the body passed validation), so the clash is with
+        # the settings as they stand: a conflict, not a malformed request.
+        raise SettingsConflict(
+            "; ".join(str(err["msg"]).removeprefix("Value error, ") for err in exc.errors())
+        ) from None
+    row.half_lives = updated.half_lives.model_dump()
+    row.retention = updated.retention.model_dump()
+    row.supersession = updated.supersession.model_dump()
+    row.detect_forget_requests = updated.detect_forget_requests
+    row.updated_at = utcnow()
+    session.add(row)
+    session.flush()
+    return updated
+
+
+def _row(session: Session, tenant_id: uuid.UUID, *, for_update: bool = False) -> TenantSettings:
+    row = session.get(TenantSettings, tenant_id, with_for_update=for_update)
+    if row is None:
+        raise NotFound("No settings for this tenant.")
+    return row
+
+
+def _public(row: TenantSettings) -> SettingsPublic:
+    return SettingsPublic(
+        half_lives=HalfLives.model_validate(row.half_lives),
+        retention=Retention.model_validate(row.retention),
+        supersession=Supersession.model_validate(row.supersession),
+        detect_forget_requests=row.detect_forget_requests,
+    )

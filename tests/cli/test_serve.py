@@ -1,0 +1,92 @@
+"""`lethe serve` on the embedded default: one command up, one signal down."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import psutil
+import pytest
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.mark.slow
+def test_serve_runs_everything_and_stops_cleanly(tmp_path: Path) -> None:
+    port = _free_port()
+    env = {key: value for key, value in os.environ.items()
+           if not key.startswith("LETHE_") and key not in ("DATABASE_URL", "CELERY_BROKER_URL")}
+    env["LETHE_DATA_DIR"] = str(tmp_path / "data")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "app.cli", "serve", "--port", str(port)],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )
+    output: list[str] = []
+    try:
+        token = _wait_for_token(process, output)
+        base = f"http://127.0.0.1:{port}"
+        _wait_for(lambda: httpx.get(f"{base}/healthz").status_code == 200, output)
+        secrets_file = tmp_path / "data" / "secrets.json"
+        assert stat.S_IMODE(secrets_file.stat().st_mode) == 0o600
+        assert json.loads(secrets_file.read_text())["admin_token"] == token
+        created = httpx.post(f"{base}/v1/tenants", json={"name": "Acme"},
+                             headers={"Authorization": f"Bearer {token}"})
+        assert created.status_code == 201
+        key = created.json()["api_keys"]["app"]
+        assert httpx.get(f"{base}/v1/settings",
+                         headers={"Authorization": f"Bearer {key}"}).status_code == 200
+        assert httpx.get(f"{base}/console/login").status_code == 200
+        children = psutil.Process(process.pid).children(recursive=True)
+        names = " ".join(" ".join(c.cmdline()) for c in children)
+        assert "uvicorn" in names and "worker" in names and "beat" in names
+        postgres = [p for p in psutil.process_iter(["cmdline"])
+                    if str(tmp_path) in " ".join(p.info["cmdline"] or [])
+                    and "postgres" in " ".join(p.info["cmdline"] or [])]
+        assert postgres, "the embedded PostgreSQL is not running"
+    finally:
+        process.send_signal(signal.SIGTERM)
+        remaining, _ = process.communicate(timeout=60)
+        output.append(remaining)
+    assert process.returncode == 0, "".join(output)
+    assert "lethe: stopped" in "".join(output)
+    assert not [c for c in children if c.is_running() and c.status() != psutil.STATUS_ZOMBIE]
+    for proc in postgres:
+        assert not proc.is_running() or proc.status() == psutil.STATUS_ZOMBIE
+
+
+def _wait_for_token(process: subprocess.Popen[str], output: list[str]) -> str:
+    assert process.stdout is not None
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        line = process.stdout.readline()
+        if not line:
+            break
+        output.append(line)
+        if line.startswith("lethe: admin token: "):
+            return line.split(": ", 2)[2].strip()
+    raise AssertionError("no admin token printed:\n" + "".join(output))
+
+
+def _wait_for(check: Any, output: list[str]) -> None:
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        try:
+            if check():
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.5)
+    raise AssertionError("service did not come up:\n" + "".join(output))

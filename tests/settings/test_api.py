@@ -1,0 +1,44 @@
+from __future__ import annotations
+
+from typing import Any
+
+
+def test_defaults(client: Any, tenant: dict[str, Any]) -> None:
+    body = client.get("/v1/settings", headers=tenant["app"]).json()
+    assert body["half_lives"] == {"structural": 365, "preferential": 180, "procedural": 90,
+                                  "situational": 7}
+    assert body["detect_forget_requests"] is False
+    assert body["retention"]["deprecated_days"] > 0
+
+
+def test_patch_merges_nested_fields_and_allows_fractions(
+    client: Any, tenant: dict[str, Any]
+) -> None:
+    response = client.patch(
+        "/v1/settings",
+        json={"half_lives": {"situational": 0.25}, "retention": {"quarantine_days": 1.5}},
+        headers=tenant["compliance"],
+    )
+    assert response.status_code == 200
+    body = client.get("/v1/settings", headers=tenant["app"]).json()
+    assert body["half_lives"]["situational"] == 0.25
+    assert body["half_lives"]["structural"] == 365
+    assert body["retention"]["quarantine_days"] == 1.5
+
+
+def test_invalid_values_are_refused(client: Any, tenant: dict[str, Any]) -> None:
+    for bad in ({"half_lives": {"structural": 0}}, {"half_lives": {"structural": "7"}},
+                {"detect_forget_requests": "yes"}, {"retention": {"deprecated_days": -1}}):
+        assert client.patch("/v1/settings", json=bad,
+                            headers=tenant["compliance"]).status_code == 422, bad
+
+
+def test_thresholds_that_would_cross_are_a_conflict(client: Any, tenant: dict[str, Any]) -> None:
+    response = client.patch(
+        "/v1/settings", json={"supersession": {"contradiction_min_similarity": 0.99}},
+        headers=tenant["compliance"],
+    )
+    assert response.status_code == 409
+    assert response.json()["type"].endswith("/settings-conflict")
+    body = client.get("/v1/settings", headers=tenant["app"]).json()
+    assert body["supersession"]["contradiction_min_similarity"] == 0.6
