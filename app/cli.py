@@ -41,15 +41,14 @@ def main(argv: list[str] | None = None) -> int:
         return migrate(runtime)
     if args.command == "serve":
         return serve_all(runtime, args.host, args.port, args.worker_concurrency)
-    commands = {
-        "worker": worker_command(args.concurrency) if args.command == "worker" else [],
-        "beat": beat_command(),
-        "api": api_command("127.0.0.1", 8000) if args.command != "api" else api_command(
-            args.host, args.port
-        ),
-    }
-    env = {**os.environ, **child_environment(runtime)}
-    os.execvpe(commands[args.command][0], commands[args.command], env)
+    if args.command == "worker":
+        command = worker_command(args.concurrency)
+    elif args.command == "beat":
+        command = beat_command()
+    else:
+        command = api_command(args.host, args.port)
+    # exec, not a child: signals from the process manager reach uvicorn or Celery directly.
+    os.execvpe(command[0], command, {**os.environ, **child_environment(runtime)})
     return 0  # pragma: no cover - exec does not return
 
 

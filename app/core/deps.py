@@ -1,8 +1,7 @@
 """Request dependencies: who is calling, in which tenant, and under which idempotency key.
 
-This is the single place that turns a request into a tenant-scoped transaction.
+This is the single place that turns a request into a tenant-scoped unit of work.
 """
-
 
 from collections.abc import Awaitable, Callable
 from typing import Annotated
@@ -12,7 +11,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from sqlmodel import Session
 from starlette.concurrency import run_in_threadpool
 
-from app.core import security, uow
+from app.core import db, security, uow
 from app.core.errors import Forbidden, Unauthorized
 from app.core.runtime import get_runtime
 from app.idempotency import service as idempotency
@@ -26,65 +25,69 @@ KEY_PATTERN = r"^[\x20-\x7E]+$"
 MUTATING = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
 
+def get_work(request: Request) -> uow.UnitOfWork:
+    return uow.current(request)
+
+
 def get_session(request: Request) -> Session:
     return uow.current(request).open()
 
 
+WorkDep = Annotated[uow.UnitOfWork, Depends(get_work)]
 SessionDep = Annotated[Session, Depends(get_session)]
+
+
+def _authenticate(raw_key: str) -> Principal | None:
+    with db.session_scope() as session:
+        return tenants.authenticate(session, raw_key=raw_key)
 
 
 async def _principal(request: Request, credentials: Credentials) -> Principal:
     if credentials is None:
         raise Unauthorized("Send `Authorization: Bearer <key>`.")
-    work = uow.current(request)
-    session = work.open()
-    found = await run_in_threadpool(tenants.authenticate, session, raw_key=credentials.credentials)
+    found = await run_in_threadpool(_authenticate, credentials.credentials)
     if found is None:
         raise Unauthorized("Unknown or revoked key.")
+    work = uow.current(request)
+    work.tenant_id = found.tenant_id
     work.api_key_id = found.key_id
     return found
+
+
+IdempotencyKeyHeader = Annotated[
+    str | None,
+    Header(
+        alias="Idempotency-Key",
+        description="1 to 255 printable characters; replays the first answer to this request.",
+        min_length=1,
+        max_length=255,
+        pattern=KEY_PATTERN,
+    ),
+]
 
 
 async def _idempotent(
     request: Request,
     principal: Annotated[Principal, Depends(_principal)],
-    idempotency_key: Annotated[
-        str | None,
-        Header(
-            alias="Idempotency-Key",
-            description="1 to 255 printable characters; replays the first answer to this request.",
-            min_length=1,
-            max_length=255,
-            pattern=KEY_PATTERN,
-        ),
-    ] = None,
+    idempotency_key: IdempotencyKeyHeader = None,
 ) -> Principal:
     if idempotency_key is not None and request.method in MUTATING:
-        await claim_key(request, principal.tenant_id, idempotency_key)
+        await expect_key(request, principal.tenant_id, idempotency_key)
     return principal
 
 
-async def claim_key(request: Request, tenant_id: object, key: str) -> idempotency.Claim:
-    """Claim ``key`` for this request or short-circuit with the stored answer."""
-    work = uow.current(request)
-    session = work.open()
-    body = await request.body()
+async def expect_key(request: Request, tenant_id: object, key: str) -> None:
+    """Have the work transaction claim ``key`` (or replay its answer) when it opens."""
+    idempotency.validate_key(key)
     route = request.scope.get("route")
-    outcome = await run_in_threadpool(
-        lambda: idempotency.claim(
-            session,
-            tenant_id=tenant_id,  # type: ignore[arg-type]
-            key=key,
-            method=request.method,
-            path=request.url.path,
-            body=body,
-            kind=getattr(route, "name", None) or request.url.path,
-        )
+    uow.current(request).pending_key = uow.PendingKey(
+        tenant_id=tenant_id,  # type: ignore[arg-type]
+        key=key,
+        method=request.method,
+        path=request.url.path,
+        body=await request.body(),
+        kind=getattr(route, "name", None) or request.url.path,
     )
-    if isinstance(outcome, idempotency.Replay):
-        raise uow.ReplayResponse(outcome)
-    work.claim = outcome
-    return outcome
 
 
 def _requires(role: Role, *, mutating: bool) -> Callable[..., Awaitable[Principal]]:
@@ -112,13 +115,3 @@ def _admin(credentials: Credentials) -> None:
 
 
 AdminDep = Annotated[None, Depends(_admin)]
-IdempotencyKeyHeader = Annotated[
-    str | None,
-    Header(
-        alias="Idempotency-Key",
-        description="1 to 255 printable characters.",
-        min_length=1,
-        max_length=255,
-        pattern=KEY_PATTERN,
-    ),
-]

@@ -5,11 +5,14 @@ from __future__ import annotations
 import uuid
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Strict
+from pydantic import BaseModel, ConfigDict, Strict, StringConstraints
 
 # Strict bodies parse JSON as written: `true` is not a number, "3" is not a float. UUIDs arrive
 # as JSON strings, so fields holding them opt back into lax parsing.
 BodyUUID = Annotated[uuid.UUID, Strict(False)]
+
+# PostgreSQL text cannot hold NUL; saying so in the schema turns it into a 422, not a 500.
+CleanStr = Annotated[str, StringConstraints(pattern=r"^[^\x00]*$")]
 
 
 class StrictModel(BaseModel):

@@ -1,14 +1,18 @@
 """The request's unit of work: one transaction, committed only after the route succeeded.
 
-`LetheRoute` wraps every API route. Dependencies open the transaction lazily (authentication
-needs it first); after the route returns, the idempotency record is written beside the
-effect and the transaction commits *before* the response leaves, so a 2xx is durable.
+`LetheRoute` wraps every API route. Authentication runs in its own short transaction; the
+work transaction opens lazily on first use (`open()`), so a route can do slow work such as
+embedding text before it holds a connection. Opening it names the tenant and claims the
+Idempotency-Key. After the route returns, the idempotency record is written beside the effect
+and the transaction commits *before* the response leaves, so a 2xx is durable.
 """
 
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
@@ -23,9 +27,23 @@ from app.core.config import get_settings
 from app.idempotency import service as idempotency
 
 
+@dataclass(frozen=True)
+class PendingKey:
+    """An Idempotency-Key to claim when the work transaction opens."""
+
+    tenant_id: uuid.UUID
+    key: str
+    method: str
+    path: str
+    body: bytes
+    kind: str
+
+
 class UnitOfWork:
     def __init__(self) -> None:
         self.session: Session | None = None
+        self.tenant_id: uuid.UUID | None = None
+        self.pending_key: PendingKey | None = None
         self.claim: idempotency.Claim | None = None
         self.api_key_id: Any = None
         self.after_commit: list[Callable[[], None]] = []
@@ -33,9 +51,25 @@ class UnitOfWork:
         self.redact: Callable[[Any], Any] | None = None
 
     def open(self) -> Session:
-        if self.session is None:
-            self.session = Session(db.app_engine(), expire_on_commit=False)
-            self.session.begin()
+        """The request's transaction, scoped to its tenant; claims a pending key first.
+
+        Raises `ReplayResponse` when the key already has an answer.
+        """
+        if self.session is not None:
+            return self.session
+        self.session = Session(db.app_engine(), expire_on_commit=False)
+        self.session.begin()
+        if self.tenant_id is not None:
+            db.set_tenant(self.session, self.tenant_id)
+        pending = self.pending_key
+        if pending is not None:
+            outcome = idempotency.claim(
+                self.session, tenant_id=pending.tenant_id, key=pending.key,
+                method=pending.method, path=pending.path, body=pending.body, kind=pending.kind,
+            )
+            if isinstance(outcome, idempotency.Replay):
+                raise ReplayResponse(outcome)
+            self.claim = outcome
         return self.session
 
     def finish(self, response: Response) -> None:

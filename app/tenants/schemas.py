@@ -4,11 +4,13 @@ import uuid
 
 from pydantic import Field
 
-from app.core.schemas import PublicModel, StrictModel
+from app.core.schemas import CleanStr, PublicModel, StrictModel
 
 
 class TenantCreate(StrictModel):
-    name: str = Field(min_length=1, max_length=200, description="Display name of the tenant.")
+    name: CleanStr = Field(
+        min_length=1, max_length=200, description="Display name of the tenant."
+    )
 
 
 class ApiKeysOnce(PublicModel):

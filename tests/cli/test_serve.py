@@ -25,7 +25,8 @@ def _free_port() -> int:
 
 
 @pytest.mark.slow
-def test_serve_runs_everything_and_stops_cleanly(tmp_path: Path) -> None:
+@pytest.mark.parametrize("stop_signal", [signal.SIGTERM, signal.SIGINT], ids=["sigterm", "ctrl-c"])
+def test_serve_runs_everything_and_stops_cleanly(tmp_path: Path, stop_signal: int) -> None:
     port = _free_port()
     env = {key: value for key, value in os.environ.items()
            if not key.startswith("LETHE_") and key not in ("DATABASE_URL", "CELERY_BROKER_URL")}
@@ -57,7 +58,7 @@ def test_serve_runs_everything_and_stops_cleanly(tmp_path: Path) -> None:
                     and "postgres" in " ".join(p.info["cmdline"] or [])]
         assert postgres, "the embedded PostgreSQL is not running"
     finally:
-        process.send_signal(signal.SIGTERM)
+        process.send_signal(stop_signal)
         remaining, _ = process.communicate(timeout=60)
         output.append(remaining)
     assert process.returncode == 0, "".join(output)

@@ -86,3 +86,8 @@ def test_unhandled_error_is_generic_500(database: Any) -> None:
     assert "hunter2" not in response.text and "SELECT" not in response.text
     assert "Traceback" not in response.text
     assert body["type"].endswith("/internal-error")
+
+
+def test_nul_bytes_in_text_are_422_not_500(client: Any, admin_headers: dict[str, str]) -> None:
+    response = client.post("/v1/tenants", json={"name": "A\u0000B"}, headers=admin_headers)
+    _is_problem(response, 422)
