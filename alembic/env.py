@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from alembic import context
 from sqlalchemy import create_engine, pool
 from sqlmodel import SQLModel
 
-from alembic import context
 from app.core.models import import_all_models
 
 import_all_models()

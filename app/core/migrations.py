@@ -6,12 +6,12 @@ import logging
 from functools import lru_cache
 from pathlib import Path
 
+from alembic import command
 from alembic.config import Config
 from alembic.script import ScriptDirectory
 from psycopg import sql
 from sqlalchemy import Connection, create_engine, pool, text
 
-from alembic import command
 from app.core.runtime import Runtime
 
 log = logging.getLogger(__name__)
