@@ -11,6 +11,8 @@ from app.core.body_limit import BodyLimitMiddleware
 from app.core.config import get_settings
 from app.health.router import router as health_router
 from app.idempotency.router import router as operations_router
+from app.memories.router import router as memories_router
+from app.recall.router import router as recall_router
 from app.settings.router import router as settings_router
 from app.tenants.router import router as tenants_router
 
@@ -29,7 +31,14 @@ def create_app() -> FastAPI:
         openapi_url="/openapi.json",
     )
     errors.install(app)
-    for router in (health_router, tenants_router, settings_router, operations_router):
+    for router in (
+        health_router,
+        tenants_router,
+        settings_router,
+        memories_router,
+        recall_router,
+        operations_router,
+    ):
         app.include_router(router)
 
     from console.app import create_console

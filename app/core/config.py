@@ -80,6 +80,11 @@ class Settings(BaseSettings):
         "all-MiniLM-L6-v2", description="Model name sent to the embeddings API."
     )
     embedding_batch_size: int = Field(64, ge=1, le=2048, description="Texts per embedding call.")
+    embedding_threads: int = Field(
+        1, ge=1, le=64,
+        description="Torch threads per local embedding call. 1 suits a server embedding many "
+        "requests in parallel; raise it for bulk loads in a process of their own.",
+    )
 
     @model_validator(mode="after")
     def _refuse_default_secrets(self) -> Settings:

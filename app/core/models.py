@@ -38,5 +38,6 @@ def timestamp_field(*, nullable: bool = False, server_default: bool = True, **kw
 def import_all_models() -> None:
     """Register every table with the metadata (for Alembic and schema checks)."""
     import app.idempotency.models
+    import app.memories.models
     import app.settings.models
     import app.tenants.models  # noqa: F401

@@ -24,9 +24,12 @@ def get_embedder(
     api_key: str | None,
     api_model: str,
     batch_size: int,
+    num_threads: int | None = None,
 ) -> Embedder:
     if provider == "local":
-        return LocalMiniLMEmbedder(model_path=model_path, batch_size=batch_size)
+        return LocalMiniLMEmbedder(
+            model_path=model_path, batch_size=batch_size, num_threads=num_threads
+        )
     if provider == "openai":
         if not api_url:
             raise ValueError("embedding provider 'openai' requires api_url")

@@ -20,6 +20,7 @@ def embedder() -> Embedder:
         api_key=settings.embedding_api_key,
         api_model=settings.embedding_api_model,
         batch_size=settings.embedding_batch_size,
+        num_threads=settings.embedding_threads,
     )
 
 

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 import schemathesis
 from hypothesis import HealthCheck, settings
+from schemathesis.specs.openapi.checks import negative_data_rejection
 
 from app.main import create_app
 
@@ -21,12 +22,46 @@ schema = schemathesis.openapi.from_asgi("/openapi.json", create_app())
 @pytest.mark.slow
 @schema.parametrize()
 @settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
-def test_api_conforms_and_never_fails(case: Any, tenant: dict[str, Any],
-                                      admin_headers: dict[str, str]) -> None:
+def test_api_conforms_and_never_fails(
+    case: Any, tenant: dict[str, Any], admin_headers: dict[str, str]
+) -> None:
     headers = admin_headers if case.path == "/v1/tenants" else tenant["compliance"]
     generated = dict(case.headers or {})
     if "Idempotency-Key" in generated:
         # Reusing a key with another body is a documented 422; tests/idempotency covers it.
         generated["Idempotency-Key"] = uuid.uuid4().hex
     case.headers = generated
-    case.call_and_validate(headers=headers)
+    _drop_state_dependent_inputs(case)
+    # In a query string every value is text: an "object" or "null" for a string filter is
+    # serialized into a valid string, so negative query cases there cannot be told apart.
+    excluded = [negative_data_rejection] if case.method == "GET" and case.query else []
+    case.call_and_validate(headers=headers, excluded_checks=excluded)
+
+
+def _drop_state_dependent_inputs(case: Any) -> None:
+    """Remove inputs whose validity depends on stored state, which no schema can express.
+
+    A stale `expected_revision` is a documented 412; `supersedes`/`derived_from` naming
+    memories that do not exist and a cursor this server never issued are documented 422s.
+    The positive-data check would count each as a valid request rejected; other tests cover
+    them. Only well-formed values are dropped, so negative cases stay negative.
+    """
+    body = case.body if isinstance(case.body, dict) else {}
+    revision = body.get("expected_revision")
+    if type(revision) in (int, float) and revision >= 1:
+        body.pop("expected_revision")
+    for field in ("supersedes", "derived_from"):
+        ids = body.get(field)
+        if isinstance(ids, list) and len(ids) <= 100 and all(_is_uuid(v) for v in ids):
+            body.pop(field)
+    query = case.query if isinstance(case.query, dict) else {}
+    if isinstance(query.get("cursor"), str):
+        query.pop("cursor")
+
+
+def _is_uuid(value: Any) -> bool:
+    try:
+        uuid.UUID(str(value))
+    except ValueError:
+        return False
+    return isinstance(value, str)

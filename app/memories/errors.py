@@ -1,0 +1,47 @@
+"""The memories domain's refusals."""
+
+from __future__ import annotations
+
+from app.core.errors import Conflict, InvalidRequest, LetheError, NotFound
+
+
+class MemoryNotFound(NotFound):
+    slug, title = "not-found", "No such memory"
+
+    def __init__(self) -> None:
+        super().__init__("No such memory.")
+
+
+class RevisionMismatch(LetheError):
+    status, slug, title = 412, "revision-mismatch", "The memory changed since that revision"
+
+    def __init__(self, current_revision: int | None, detail: str | None = None) -> None:
+        super().__init__(
+            detail or (f"The memory is at revision {current_revision}." if current_revision
+                       else "No live memory holds this slot."),
+            current_revision=current_revision,
+        )
+
+
+class IfMatchRequired(LetheError):
+    status, slug, title = 428, "if-match-required", "If-Match is required"
+
+
+class InvalidIfMatch(LetheError):
+    status, slug, title = 400, "invalid-if-match", "If-Match is not a revision ETag"
+
+
+class InvalidReference(InvalidRequest):
+    slug, title = "invalid-reference", "A referenced memory does not exist or is not usable"
+
+
+class InvalidCursor(InvalidRequest):
+    slug, title = "invalid-cursor", "The cursor is not valid"
+
+
+class IllegalTransition(Conflict):
+    slug, title = "illegal-transition", "The memory cannot move to that state"
+
+
+class NotEditable(Conflict):
+    slug, title = "memory-not-editable", "The memory cannot be edited in its state"

@@ -1,0 +1,136 @@
+from __future__ import annotations
+
+import uuid
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Header, Query, Request, Response
+from fastapi.responses import JSONResponse
+
+from app.core import uow
+from app.core.deps import AppReader, AppWriter, SessionDep, WorkDep
+from app.core.errors import COMMON_PROBLEMS, InvalidRequest, problem_responses
+from app.embeddings.runtime import embedder
+from app.memories import queries, service
+from app.memories.models import MemoryState
+from app.memories.schemas import (
+    Lineage,
+    MemoryCreate,
+    MemoryPage,
+    MemoryPatch,
+    MemoryPublic,
+    MemoryWritten,
+    RevertBody,
+    VersionList,
+)
+
+router = APIRouter(
+    prefix="/v1/memories", tags=["memories"], route_class=uow.LetheRoute,
+    responses=problem_responses(*COMMON_PROBLEMS),
+)
+ETAG = {"ETag": {"description": 'The revision, e.g. `"3"`: send it back as If-Match.',
+                 "schema": {"type": "string"}}}
+EDIT_PROBLEMS = {200: {"headers": ETAG}, **problem_responses(412, 428)}
+NO_NUL = r"^[^\x00]*$"
+IfMatch = Annotated[
+    str | None,
+    Header(alias="If-Match", description='The ETag last read, e.g. `"3"`; required.'),
+]
+
+
+def _known_query(request: Request) -> None:
+    unknown = sorted(set(request.query_params) - LIST_PARAMS)
+    if unknown:
+        # A misspelt filter silently ignored would list more than the caller meant.
+        raise InvalidRequest("Unknown query parameters: " + ", ".join(unknown[:5]))
+
+
+LIST_PARAMS = frozenset({"subject", "state", "key", "source", "limit", "cursor"})
+
+
+def _etag(response: Response, revision: int) -> None:
+    response.headers["ETag"] = f'"{revision}"'
+
+
+@router.post("", status_code=201, response_model=MemoryWritten,
+             responses={200: {"model": MemoryWritten, "description": "A slot's new version",
+                              "headers": ETAG},
+                        201: {"headers": ETAG},
+                        **problem_responses(412)})
+def remember(body: MemoryCreate, principal: AppWriter, work: WorkDep, response: Response) -> Any:
+    """Remember a fact (a slot write with the same subject and key adds a version)."""
+    embedding = embedder().embed_one(body.text)  # before the transaction opens
+    session = work.open()
+    derived = work.claim.derived_id("memory") if work.claim is not None else None
+    written = service.create(session, tenant_id=principal.tenant_id, body=body,
+                             embedding=embedding, memory_id=derived)
+    if written.memory is None:
+        return JSONResponse({"id": str(written.forgotten_id), "state": "forgotten"},
+                            status_code=201)
+    response.status_code = 201 if written.created else 200
+    _etag(response, written.memory.revision)
+    response.headers["Location"] = f"/v1/memories/{written.memory.id}"
+    return written.memory
+
+
+@router.get("", dependencies=[Depends(_known_query)])
+def list_memories(
+    principal: AppReader,
+    session: SessionDep,
+    subject: Annotated[str | None, Query(max_length=255, pattern=NO_NUL)] = None,
+    state: MemoryState | None = None,
+    key: Annotated[str | None, Query(max_length=255, pattern=NO_NUL)] = None,
+    source: Annotated[str | None, Query(max_length=255, pattern=NO_NUL)] = None,
+    limit: Annotated[int, Query(ge=1, le=200)] = 50,
+    cursor: Annotated[str | None, Query(max_length=512)] = None,
+) -> MemoryPage:
+    """List memories oldest first; forgotten ones never appear."""
+    filters = queries.Filters(subject=subject, state=state, key=key, source=source)
+    return queries.page(session, tenant_id=principal.tenant_id, filters=filters, limit=limit,
+                        cursor=cursor)
+
+
+@router.get("/{memory_id}", responses={200: {"headers": ETAG}})
+def read_memory(
+    memory_id: uuid.UUID, principal: AppReader, session: SessionDep, response: Response
+) -> MemoryPublic:
+    """Read a memory; its ETag is its revision."""
+    memory = queries.get(session, tenant_id=principal.tenant_id, memory_id=memory_id)
+    _etag(response, memory.revision)
+    return memory
+
+
+@router.patch("/{memory_id}", responses=EDIT_PROBLEMS)
+def correct_memory(
+    memory_id: uuid.UUID, body: MemoryPatch, principal: AppWriter, work: WorkDep,
+    response: Response, if_match: IfMatch = None,
+) -> MemoryWritten:
+    """Correct a memory (If-Match required); new text appends a version."""
+    embedding = embedder().embed_one(body.text) if body.text is not None else None
+    memory = service.update(work.open(), tenant_id=principal.tenant_id, memory_id=memory_id,
+                            if_match=if_match, patch=body, embedding=embedding)
+    _etag(response, memory.revision)
+    return memory
+
+
+@router.post("/{memory_id}/revert", responses=EDIT_PROBLEMS)
+def revert_memory(
+    memory_id: uuid.UUID, body: RevertBody, principal: AppWriter, work: WorkDep,
+    response: Response, if_match: IfMatch = None,
+) -> MemoryWritten:
+    """Point a memory at one of its earlier versions again (If-Match required)."""
+    memory = service.revert(work.open(), tenant_id=principal.tenant_id, memory_id=memory_id,
+                            if_match=if_match, seq=body.seq)
+    _etag(response, memory.revision)
+    return memory
+
+
+@router.get("/{memory_id}/versions")
+def list_versions(memory_id: uuid.UUID, principal: AppReader, session: SessionDep) -> VersionList:
+    """A memory's versions, oldest first."""
+    return queries.versions(session, tenant_id=principal.tenant_id, memory_id=memory_id)
+
+
+@router.get("/{memory_id}/lineage")
+def read_lineage(memory_id: uuid.UUID, principal: AppReader, session: SessionDep) -> Lineage:
+    """Versions, supersession and provenance of a memory."""
+    return queries.lineage(session, tenant_id=principal.tenant_id, memory_id=memory_id)

@@ -1,0 +1,143 @@
+"""Memories as the API accepts and shows them."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Annotated, Any
+
+from pydantic import BaseModel, Field, Strict, StringConstraints, field_validator
+from typing_extensions import TypeAliasType
+
+from app.core.schemas import BodyUUID, CleanStr, StrictModel
+from app.memories.models import MemoryState, Volatility
+
+TEXT_MAX = 8000
+# Bodies arrive as parsed JSON, where an enum member can only be its string value.
+VolatilityIn = Annotated[Volatility, Strict(False)]
+# PostgreSQL cannot store NUL, and a blank fact or subject is no fact: both said in the schema
+# (so clients and property tests see them), not found later as a 500 or a junk row.
+NonBlank = Annotated[str, StringConstraints(pattern=r"^[^\x00]*[^\s\x00][^\x00]*$")]
+# Free-form JSON for `metadata`, minus the NUL that jsonb refuses.
+JsonValue = TypeAliasType(
+    "JsonValue",
+    "CleanStr | int | float | bool | list[JsonValue] | dict[CleanStr, JsonValue] | None",
+)
+
+# Keys are constrained by `patternProperties`; without this, a key outside it would look valid.
+CLOSED: dict[str, Any] = {"additionalProperties": False}
+
+
+def _integral(value: Any) -> Any:
+    # JSON does not tell 3 from 3.0 (JSON Schema calls both integers); "3" and true stay wrong.
+    if type(value) is float and value.is_integer():
+        return int(value)
+    return value
+
+
+class MemoryCreate(StrictModel):
+    subject: NonBlank = Field(min_length=1, max_length=255, description="Whom it is about.")
+    text: NonBlank = Field(min_length=1, max_length=TEXT_MAX, description="1 to 8000 chars.")
+    volatility: VolatilityIn = Volatility.preferential
+    key: NonBlank | None = Field(
+        None, min_length=1, max_length=255,
+        description="A slot: one live memory per (subject, key).",
+    )
+    supersedes: list[BodyUUID] = Field(default_factory=list, max_length=100)
+    source: NonBlank | None = Field(None, min_length=1, max_length=255)
+    derived_from: list[BodyUUID] = Field(default_factory=list, max_length=100)
+    depends_on: dict[CleanStr, CleanStr] = Field(default_factory=dict, json_schema_extra=CLOSED)
+    metadata: dict[CleanStr, JsonValue] = Field(default_factory=dict, json_schema_extra=CLOSED)
+    expected_revision: int | None = Field(
+        None, ge=1, description="With `key`: the slot memory's revision this write replaces."
+    )
+
+    _whole = field_validator("expected_revision", mode="before")(_integral)
+
+
+class MemoryPatch(StrictModel):
+    """Any of these; a new `text` appends a version. Sending none changes nothing."""
+
+    text: NonBlank | None = Field(None, min_length=1, max_length=TEXT_MAX)
+    volatility: VolatilityIn | None = None
+    depends_on: dict[CleanStr, CleanStr] | None = Field(None, json_schema_extra=CLOSED)
+    metadata: dict[CleanStr, JsonValue] | None = Field(None, json_schema_extra=CLOSED)
+
+    def changes_nothing(self) -> bool:
+        return all(getattr(self, name) is None for name in type(self).model_fields)
+
+
+class RevertBody(StrictModel):
+    seq: int = Field(ge=1, description="The version to point at again.")
+
+    _whole = field_validator("seq", mode="before")(_integral)
+
+
+class VersionRef(BaseModel):
+    id: uuid.UUID
+    seq: int
+
+
+class MemoryPublic(BaseModel):
+    id: uuid.UUID
+    subject: str
+    text: str
+    revision: int
+    version: VersionRef
+    state: MemoryState
+    volatility: Volatility
+    key: str | None
+    source: str | None
+    depends_on: dict[str, Any]
+    metadata: dict[str, Any]
+    superseded_by: uuid.UUID | None
+    flags: list[str]
+    created_at: datetime
+    updated_at: datetime
+    last_validated_at: datetime
+
+
+class Effects(BaseModel):
+    superseded: list[uuid.UUID] = Field(default_factory=list)
+    suspected: list[uuid.UUID] = Field(default_factory=list)
+    retraction: dict[str, Any] | None = None
+
+
+class MemoryWritten(MemoryPublic):
+    effects: Effects
+
+
+class MemoryPage(BaseModel):
+    data: list[MemoryPublic]
+    next_cursor: str | None
+
+
+class VersionPublic(BaseModel):
+    id: uuid.UUID
+    seq: int
+    text: str
+    created_at: datetime
+    current: bool
+
+
+class VersionList(BaseModel):
+    data: list[VersionPublic]
+
+
+class EdgePublic(BaseModel):
+    kind: str
+    ref: str
+    created_at: datetime
+
+
+class Lineage(BaseModel):
+    id: uuid.UUID
+    state: MemoryState
+    versions: list[VersionPublic]
+    superseded_by: uuid.UUID | None
+    supersedes: list[uuid.UUID]
+    parents: list[EdgePublic]
+    children: list[EdgePublic]
+    audit_events: list[dict[str, Any]] = Field(
+        default_factory=list, description="Filled once the audit domain exists."
+    )

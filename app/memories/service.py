@@ -1,0 +1,255 @@
+"""Writing memories: remember, correct, revert. Services flush; the unit of work commits."""
+
+from __future__ import annotations
+
+import re
+import uuid
+from dataclasses import dataclass
+
+from sqlalchemy import text
+from sqlmodel import Session, col, func, select
+
+from app.core.models import utcnow
+from app.memories import queries
+from app.memories.errors import (
+    IfMatchRequired,
+    InvalidIfMatch,
+    InvalidReference,
+    NotEditable,
+    RevisionMismatch,
+)
+from app.memories.models import LIVE_STATES, Memory, MemoryState, MemoryVersion, ProvenanceEdge
+from app.memories.schemas import Effects, MemoryCreate, MemoryPatch, MemoryWritten
+from app.memories.transitions import transition
+
+IF_MATCH = re.compile(r'^\s*"(\d{1,9})"\s*$')
+LIVE = [state.value for state in LIVE_STATES]
+
+
+@dataclass(frozen=True)
+class Written:
+    memory: MemoryWritten | None
+    created: bool
+    # A redelivered create whose memory was forgotten since: done, nothing stored again.
+    forgotten_id: uuid.UUID | None = None
+
+
+def expected_revision(if_match: str | None) -> int:
+    """The revision an `If-Match: "<revision>"` header names."""
+    if if_match is None:
+        raise IfMatchRequired('Send `If-Match: "<revision>"` with the ETag you last read.')
+    match = IF_MATCH.match(if_match)
+    if match is None:
+        raise InvalidIfMatch('If-Match must be one strong ETag such as "3".')
+    return int(match.group(1))
+
+
+def create(
+    session: Session,
+    *,
+    tenant_id: uuid.UUID,
+    body: MemoryCreate,
+    embedding: list[float],
+    memory_id: uuid.UUID | None = None,
+) -> Written:
+    """Remember: a new memory, or a new version of the live memory holding the same slot."""
+    if memory_id is not None:
+        existing = session.exec(
+            select(Memory).where(Memory.id == memory_id, Memory.tenant_id == tenant_id)
+        ).first()
+        if existing is not None and existing.state == MemoryState.forgotten:
+            return Written(None, created=True, forgotten_id=existing.id)
+        if existing is not None:
+            # A redelivery after its operation record expired: it already happened.
+            return Written(MemoryWritten(**queries.view(session, existing).model_dump(),
+                                         effects=Effects()), created=True)
+    _check_derived_from(session, tenant_id=tenant_id, ids=body.derived_from)
+    targets = _lock_supersedes(session, tenant_id=tenant_id, ids=body.supersedes)
+    slot = _lock_slot(session, tenant_id=tenant_id, body=body) if body.key else None
+    if slot is not None and slot.id in {t.id for t in targets}:
+        slot = None  # explicitly defeated: the new memory takes the slot instead
+    if body.expected_revision is not None and (
+        slot is None or slot.revision != body.expected_revision
+    ):
+        raise RevisionMismatch(slot.revision if slot else None)
+    if slot is not None:
+        memory = slot
+        _append_version(session, memory, body.text, embedding)
+        _apply(memory, body)
+        memory.revision += 1
+        created = False
+    else:
+        memory = Memory(
+            id=memory_id or uuid.uuid4(), tenant_id=tenant_id, subject=body.subject,
+            key=body.key, volatility=body.volatility.value, source=body.source,
+            depends_on=dict(body.depends_on), meta=dict(body.metadata),
+        )
+        created = True
+    superseded: list[uuid.UUID] = []
+    for target in targets:
+        if target.id != memory.id:
+            transition(session, target, MemoryState.deprecated, reason="superseded",
+                       superseded_by=memory.id)
+            superseded.append(target.id)
+    if created:
+        session.add(memory)
+        session.flush()
+        _append_version(session, memory, body.text, embedding)
+    memory.updated_at = utcnow()
+    session.add(memory)
+    _record_provenance(session, memory, source=body.source, derived_from=body.derived_from)
+    session.flush()
+    effects = Effects(superseded=superseded)
+    return Written(
+        MemoryWritten(**queries.view(session, memory).model_dump(), effects=effects), created
+    )
+
+
+def update(
+    session: Session,
+    *,
+    tenant_id: uuid.UUID,
+    memory_id: uuid.UUID,
+    if_match: str | None,
+    patch: MemoryPatch,
+    embedding: list[float] | None,
+) -> MemoryWritten:
+    """Correct: compare-and-set on the revision; a new text appends a version."""
+    memory = _lock_for_edit(session, tenant_id=tenant_id, memory_id=memory_id, if_match=if_match)
+    if patch.changes_nothing():
+        # No change, no new revision: the revision counts changes, not requests.
+        return MemoryWritten(**queries.view(session, memory).model_dump(), effects=Effects())
+    if patch.text is not None:
+        _append_version(session, memory, patch.text, embedding)
+    if patch.volatility is not None:
+        memory.volatility = patch.volatility.value
+    if patch.depends_on is not None:
+        memory.depends_on = dict(patch.depends_on)
+    if patch.metadata is not None:
+        memory.meta = dict(patch.metadata)
+    return _bumped(session, memory)
+
+
+def revert(
+    session: Session, *, tenant_id: uuid.UUID, memory_id: uuid.UUID, if_match: str | None,
+    seq: int,
+) -> MemoryWritten:
+    """Point at an earlier version again; the revision still moves forward (no ABA)."""
+    memory = _lock_for_edit(session, tenant_id=tenant_id, memory_id=memory_id, if_match=if_match)
+    version = session.exec(
+        select(MemoryVersion).where(MemoryVersion.memory_id == memory.id,
+                                    MemoryVersion.seq == seq)
+    ).first()
+    if version is None:
+        raise InvalidReference(f"This memory has no version {seq}.")
+    memory.current_version_id = version.id
+    return _bumped(session, memory)
+
+
+def _bumped(session: Session, memory: Memory) -> MemoryWritten:
+    memory.revision += 1
+    memory.updated_at = utcnow()
+    session.add(memory)
+    session.flush()
+    return MemoryWritten(**queries.view(session, memory).model_dump(), effects=Effects())
+
+
+def _lock_for_edit(
+    session: Session, *, tenant_id: uuid.UUID, memory_id: uuid.UUID, if_match: str | None
+) -> Memory:
+    # A missing memory is 404 before any precondition is judged; the row lock makes the
+    # revision comparison exact under concurrent edits.
+    memory = queries.load(session, tenant_id=tenant_id, memory_id=memory_id, for_update=True)
+    if memory.revision != expected_revision(if_match):
+        raise RevisionMismatch(memory.revision)
+    if memory.state == MemoryState.quarantined:
+        raise NotEditable("A quarantined memory is kept for audit; it cannot be edited.")
+    return memory
+
+
+def _append_version(
+    session: Session, memory: Memory, text_: str, embedding: list[float] | None
+) -> MemoryVersion:
+    last = session.exec(
+        select(func.max(MemoryVersion.seq)).where(MemoryVersion.memory_id == memory.id)
+    ).one()
+    version = MemoryVersion(
+        tenant_id=memory.tenant_id, memory_id=memory.id, seq=(last or 0) + 1, text=text_,
+        embedding=embedding,
+    )
+    session.add(version)
+    session.flush()
+    memory.current_version_id = version.id
+    return version
+
+
+def _apply(memory: Memory, body: MemoryCreate) -> None:
+    """A restated slot takes the fields the new write names, and keeps the others."""
+    given = body.model_fields_set
+    if "volatility" in given:
+        memory.volatility = body.volatility.value
+    if "source" in given:
+        memory.source = body.source
+    if "depends_on" in given:
+        memory.depends_on = dict(body.depends_on)
+    if "metadata" in given:
+        memory.meta = dict(body.metadata)
+
+
+def _lock_slot(session: Session, *, tenant_id: uuid.UUID, body: MemoryCreate) -> Memory | None:
+    # Two first writes to an empty slot would both miss the row lock; this lock orders them.
+    session.execute(
+        text("SELECT pg_advisory_xact_lock(hashtextextended(:k, 0))"),
+        {"k": f"memory-slot:{tenant_id}:{body.subject}:{body.key}"},
+    )
+    return session.exec(
+        select(Memory).where(
+            Memory.tenant_id == tenant_id, Memory.subject == body.subject,
+            Memory.key == body.key, col(Memory.state).in_(LIVE),
+        ).with_for_update()
+    ).first()
+
+
+def _lock_supersedes(
+    session: Session, *, tenant_id: uuid.UUID, ids: list[uuid.UUID]
+) -> list[Memory]:
+    wanted = list(dict.fromkeys(ids))
+    if not wanted:
+        return []
+    rows = session.exec(
+        select(Memory).where(Memory.tenant_id == tenant_id, col(Memory.id).in_(wanted))
+        .order_by(col(Memory.id)).with_for_update()
+    ).all()
+    usable = {m.id: m for m in rows if m.state in LIVE}
+    missing = [str(i) for i in wanted if i not in usable]
+    if missing:
+        raise InvalidReference(
+            "supersedes names memories that do not exist or are not live: " + ", ".join(missing)
+        )
+    return [usable[i] for i in wanted]
+
+
+def _check_derived_from(session: Session, *, tenant_id: uuid.UUID, ids: list[uuid.UUID]) -> None:
+    wanted = set(ids)
+    if not wanted:
+        return
+    found = set(session.exec(
+        select(Memory.id).where(
+            Memory.tenant_id == tenant_id, col(Memory.id).in_(wanted),
+            Memory.state != MemoryState.forgotten.value,
+        )
+    ).all())
+    missing = sorted(str(i) for i in wanted - found)
+    if missing:
+        raise InvalidReference("derived_from names unknown memories: " + ", ".join(missing))
+
+
+def _record_provenance(
+    session: Session, memory: Memory, *, source: str | None, derived_from: list[uuid.UUID]
+) -> None:
+    parents = ([("source", source)] if source else []) + [
+        ("memory", str(parent)) for parent in dict.fromkeys(derived_from) if parent != memory.id
+    ]
+    for kind, ref in parents:
+        session.add(ProvenanceEdge(tenant_id=memory.tenant_id, child_kind="memory",
+                                   child_id=memory.id, parent_kind=kind, parent_ref=ref))

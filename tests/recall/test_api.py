@@ -1,0 +1,123 @@
+"""Recall's contract: current versions only, state rules, isolation, no stale views."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from app.core import db
+from app.memories.models import Memory, MemoryState
+from app.memories.transitions import transition
+
+
+def _remember(client: Any, headers: dict[str, str], text: str, **extra: Any) -> dict[str, Any]:
+    response = client.post("/v1/memories", json={"subject": "user:1", "text": text, **extra},
+                           headers=headers)
+    assert response.status_code in (200, 201), response.text
+    body: dict[str, Any] = response.json()
+    return body
+
+
+def _recall(client: Any, headers: dict[str, str], query: str, **extra: Any) -> dict[str, Any]:
+    response = client.post("/v1/recall", json={"subject": "user:1", "query": query, **extra},
+                           headers=headers)
+    assert response.status_code == 200, response.text
+    body: dict[str, Any] = response.json()
+    return body
+
+
+def _move(tenant: dict[str, Any], memory_id: str, state: MemoryState) -> None:
+    with db.session_scope(uuid.UUID(tenant["id"])) as session:
+        row = session.get(Memory, uuid.UUID(memory_id))
+        assert row is not None
+        transition(session, row, state, reason="test")
+
+
+def test_recall_finds_by_meaning_and_shapes_results(client: Any, tenant: dict[str, Any]) -> None:
+    city = _remember(client, tenant["app"], "I live in Lisbon, near the river.")
+    _remember(client, tenant["app"], "My favourite drink is green tea.")
+    body = _recall(client, tenant["app"], "which city is home?", limit=1)
+    assert [r["memory"]["id"] for r in body["results"]] == [city["id"]]
+    result = body["results"][0]
+    assert result["score"] > 0 and result["flags"] == [] and result["history"] == []
+    assert result["memory"]["text"] == "I live in Lisbon, near the river."
+    assert body["retractions"] == []
+
+
+def test_only_current_versions_are_searched(client: Any, tenant: dict[str, Any]) -> None:
+    memory = _remember(client, tenant["app"], "I drive a red bicycle to work.")
+    patched = client.patch(f"/v1/memories/{memory['id']}",
+                           json={"text": "I take the tram to work."},
+                           headers={**tenant["app"], "If-Match": f'"{memory["revision"]}"'})
+    assert patched.status_code == 200
+    body = _recall(client, tenant["app"], "red bicycle", mode="keyword")
+    assert body["results"] == []
+    body = _recall(client, tenant["app"], "how do I commute?")
+    assert body["results"][0]["memory"]["text"] == "I take the tram to work."
+
+
+def test_deprecated_memory_appears_only_as_history(client: Any, tenant: dict[str, Any]) -> None:
+    old = _remember(client, tenant["app"], "I live in Berlin.")
+    new = _remember(client, tenant["app"], "I live in Lisbon now.", supersedes=[old["id"]])
+    body = _recall(client, tenant["app"], "where do I live? Berlin?")
+    ids = [r["memory"]["id"] for r in body["results"]]
+    assert old["id"] not in ids
+    assert ids[0] == new["id"]
+    history = body["results"][0]["history"]
+    assert [h["id"] for h in history] == [old["id"]]
+    assert history[0]["state"] == "deprecated"
+    assert history[0]["superseded_by"] == new["id"]
+
+
+def test_suspect_is_flagged_and_can_be_excluded(client: Any, tenant: dict[str, Any]) -> None:
+    memory = _remember(client, tenant["app"], "My manager is called Priya.")
+    _move(tenant, memory["id"], MemoryState.suspect)
+    body = _recall(client, tenant["app"], "who is my boss?")
+    assert body["results"][0]["flags"] == ["suspect"]
+    assert body["results"][0]["memory"]["state"] == "suspect"
+    assert _recall(client, tenant["app"], "who is my boss?", include_suspect=False)[
+        "results"] == []
+
+
+def test_quarantined_is_never_recalled(client: Any, tenant: dict[str, Any]) -> None:
+    memory = _remember(client, tenant["app"], "My passport number ends in 4471.")
+    _move(tenant, memory["id"], MemoryState.quarantined)
+    for mode in ("hybrid", "vector", "keyword"):
+        assert _recall(client, tenant["app"], "passport 4471", mode=mode)["results"] == []
+
+
+def test_other_tenants_memories_are_invisible(
+    client: Any, tenant: dict[str, Any], other_tenant: dict[str, Any]
+) -> None:
+    _remember(client, tenant["app"], "I am allergic to peanuts.")
+    assert _recall(client, other_tenant["app"], "allergies peanuts")["results"] == []
+
+
+def test_recall_reads_the_database_not_a_process_cache(
+    app: Any, client: Any, tenant: dict[str, Any]
+) -> None:
+    from app.main import create_app
+
+    with TestClient(create_app()) as second_process:
+        assert _recall(second_process, tenant["app"], "what pet do I have?")["results"] == []
+        _remember(client, tenant["app"], "I have a grey cat named Miso.")
+        found = _recall(second_process, tenant["app"], "what pet do I have?")["results"]
+        assert found and found[0]["memory"]["text"] == "I have a grey cat named Miso."
+
+
+@pytest.mark.parametrize("body", [
+    {"subject": "user:1", "query": "x", "limit": 0},
+    {"subject": "user:1", "query": "x", "limit": 101},
+    {"subject": "user:1", "query": ""},
+    {"query": "x"},
+    {"subject": "user:1", "query": "x", "mode": "magic"},
+    {"subject": "user:1", "query": "x", "include_suspect": "yes"},
+])
+def test_bad_recall_requests_are_422(client: Any, tenant: dict[str, Any],
+                                     body: dict[str, Any]) -> None:
+    response = client.post("/v1/recall", json=body, headers=tenant["app"])
+    assert response.status_code == 422
+    assert response.headers["content-type"].startswith("application/problem+json")

@@ -1,0 +1,45 @@
+"""With a selective subject filter the HNSW scan keeps going until `limit` rows match."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from sqlalchemy import text
+
+from app.core import db
+from app.embeddings.runtime import embedder
+from app.memories import service
+from app.memories.schemas import MemoryCreate
+from app.recall import candidates
+from bench.synthetic import memory_texts
+
+
+def test_iterative_scan_fills_the_limit_under_a_selective_filter(tenant: dict[str, Any]) -> None:
+    tenant_id = uuid.UUID(tenant["id"])
+    crowd = list(memory_texts(300))
+    few = ["Keeps bees on the roof.", "Plays the cello badly.", "Grows chillies on the balcony.",
+           "Collects vintage maps.", "Swims in the sea all winter."]
+    vectors = embedder().embed(crowd + few)
+    with db.session_scope(tenant_id) as session:
+        for index, (text_, vector) in enumerate(zip(crowd + few, vectors, strict=True)):
+            subject = "user:crowd" if index < len(crowd) else "user:few"
+            service.create(session, tenant_id=tenant_id,
+                           body=MemoryCreate(subject=subject, text=text_), embedding=vector)
+    query = embedder().embed_one(crowd[0])  # nearest neighbours are all in the crowd
+    with db.session_scope(tenant_id) as session:
+        session.execute(text("ANALYZE memory_version"))
+        # Make the planner take the HNSW index, as it does for large subjects.
+        session.execute(text("SET LOCAL enable_sort = off"))
+        session.execute(text("SET LOCAL enable_seqscan = off"))
+        plan = "\n".join(
+            row[0] for row in session.execute(
+                text("EXPLAIN " + str(candidates._VECTOR_SQL)),
+                {"embedding": candidates.vector_literal(query), "subject": "user:few",
+                 "states": ["active"], "n": 5},
+            )
+        )
+        assert "ix_memory_version_embedding" in plan, plan
+        found = candidates.by_vector(session, subject="user:few", states=["active"],
+                                     embedding=query, n=5)
+    assert len(found) == 5
