@@ -6,9 +6,11 @@ import logging
 
 from fastapi import FastAPI
 
+from app.audit.router import router as audit_router
 from app.core import errors
 from app.core.body_limit import BodyLimitMiddleware
 from app.core.config import get_settings
+from app.forgetting.router import router as forgetting_router
 from app.health.router import router as health_router
 from app.idempotency.router import router as operations_router
 from app.memories.router import router as memories_router
@@ -37,7 +39,9 @@ def create_app() -> FastAPI:
         settings_router,
         memories_router,
         recall_router,
+        forgetting_router,
         operations_router,
+        audit_router,
     ):
         app.include_router(router)
 

@@ -39,7 +39,7 @@ SessionDep = Annotated[Session, Depends(get_session)]
 
 def _authenticate(raw_key: str) -> Principal | None:
     with db.session_scope() as session:
-        return tenants.authenticate(session, raw_key=raw_key)
+        return tenants.authenticate(session, raw_key=raw_key, scope_to_tenant=False)
 
 
 async def _principal(request: Request, credentials: Credentials) -> Principal:

@@ -88,4 +88,7 @@ def grant_app_role(conn: Connection, role: str) -> None:
         f"REVOKE INSERT, UPDATE, DELETE ON alembic_version FROM {ident}",
     ):
         conn.exec_driver_sql(statement)
+    if conn.execute(text("SELECT to_regclass('audit_event')")).scalar() is not None:
+        # Append-only for the application; the trigger refuses changes from anyone else.
+        conn.exec_driver_sql(f"REVOKE UPDATE, TRUNCATE ON audit_event FROM {ident}")
     check_app_role(conn, role)

@@ -37,6 +37,8 @@ def timestamp_field(*, nullable: bool = False, server_default: bool = True, **kw
 
 def import_all_models() -> None:
     """Register every table with the metadata (for Alembic and schema checks)."""
+    import app.audit.models
+    import app.forgetting.models
     import app.idempotency.models
     import app.memories.models
     import app.settings.models

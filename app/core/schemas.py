@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import uuid
-from typing import Annotated
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Strict, StringConstraints
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Strict, StringConstraints
 
 # Strict bodies parse JSON as written: `true` is not a number, "3" is not a float. UUIDs arrive
 # as JSON strings, so fields holding them opt back into lax parsing.
@@ -13,6 +13,19 @@ BodyUUID = Annotated[uuid.UUID, Strict(False)]
 
 # PostgreSQL text cannot hold NUL; saying so in the schema turns it into a 422, not a 500.
 CleanStr = Annotated[str, StringConstraints(pattern=r"^[^\x00]*$")]
+
+
+
+
+def _whole_number(value: Any) -> Any:
+    # JSON does not tell 13 from 13.0 (JSON Schema calls both integers); "13" and true stay
+    # refused by the strict check that follows.
+    if type(value) is float and value.is_integer():
+        return int(value)
+    return value
+
+
+JsonInt = Annotated[int, BeforeValidator(_whole_number)]
 
 
 class StrictModel(BaseModel):

@@ -46,6 +46,8 @@ class Operation(SQLModel, table=True):
     response_status: int | None = Field(default=None, sa_column=Column(Integer))
     response_body: Any | None = Field(default=None, sa_column=Column(JSONB))
     response_headers: dict[str, str] | None = Field(default=None, sa_column=Column(JSONB))
+    # Items of an accepted job until its task applies them (then cleared, same transaction).
+    request_payload: dict[str, Any] | None = Field(default=None, sa_column=Column(JSONB))
     result: dict[str, Any] | None = Field(default=None, sa_column=Column(JSONB))
     error: dict[str, Any] | None = Field(default=None, sa_column=Column(JSONB))
     created_at: datetime = timestamp_field()

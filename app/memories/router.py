@@ -6,6 +6,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Header, Query, Request, Response
 from fastapi.responses import JSONResponse
 
+from app.audit import service as audit
 from app.core import uow
 from app.core.deps import AppReader, AppWriter, SessionDep, WorkDep
 from app.core.errors import COMMON_PROBLEMS, InvalidRequest, problem_responses
@@ -62,6 +63,7 @@ def remember(body: MemoryCreate, principal: AppWriter, work: WorkDep, response: 
     session = work.open()
     derived = work.claim.derived_id("memory") if work.claim is not None else None
     written = service.create(session, tenant_id=principal.tenant_id, body=body,
+                             actor=audit.actor_for(principal),
                              embedding=embedding, memory_id=derived)
     if written.memory is None:
         return JSONResponse({"id": str(written.forgotten_id), "state": "forgotten"},

@@ -10,6 +10,7 @@ from sqlalchemy import text
 from sqlmodel import Session, col, func, select
 
 from app.core.models import utcnow
+from app.forgetting import sources
 from app.memories import queries
 from app.memories.errors import (
     IfMatchRequired,
@@ -50,9 +51,12 @@ def create(
     tenant_id: uuid.UUID,
     body: MemoryCreate,
     embedding: list[float],
+    actor: str,
     memory_id: uuid.UUID | None = None,
 ) -> Written:
     """Remember: a new memory, or a new version of the live memory holding the same slot."""
+    sources.refuse_if_excluded(session, tenant_id=tenant_id, source=body.source, actor=actor,
+                               action="memory.create")
     if memory_id is not None:
         existing = session.exec(
             select(Memory).where(Memory.id == memory_id, Memory.tenant_id == tenant_id)
@@ -89,7 +93,7 @@ def create(
     for target in targets:
         if target.id != memory.id:
             transition(session, target, MemoryState.deprecated, reason="superseded",
-                       superseded_by=memory.id)
+                       actor=actor, superseded_by=memory.id)
             superseded.append(target.id)
     if created:
         session.add(memory)

@@ -1,4 +1,4 @@
-"""The single place a memory's state changes (later: the forgetting ladder's audited home)."""
+"""The single place a memory's state changes: legality, revision and audit in one step."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import uuid
 
 from sqlmodel import Session
 
+from app.audit import service as audit
 from app.core.models import utcnow
 from app.memories.errors import IllegalTransition
 from app.memories.models import Memory, MemoryState
@@ -27,9 +28,14 @@ def transition(
     to_state: MemoryState,
     *,
     reason: str,
+    actor: str,
     superseded_by: uuid.UUID | None = None,
 ) -> None:
-    """Move ``memory`` (locked by the caller) to ``to_state``; revision + 1."""
+    """Move ``memory`` (locked by the caller) to ``to_state``; revision + 1; audited.
+
+    Callers take their row locks first: the audit append holds the tenant's chain lock until
+    the transaction ends.
+    """
     current = MemoryState(memory.state)
     if to_state not in LEGAL[current]:
         raise IllegalTransition(f"A {current} memory cannot become {to_state} ({reason}).")
@@ -40,3 +46,10 @@ def transition(
     memory.updated_at = utcnow()
     session.add(memory)
     session.flush()
+    audit.record(
+        session, tenant_id=memory.tenant_id, actor=actor, action="memory.transition",
+        target_kind="memory", target_id=memory.id, from_state=current.value,
+        to_state=to_state.value, reason=reason[:500],
+        details={"revision": memory.revision,
+                 "superseded_by": str(superseded_by) if superseded_by else None},
+    )

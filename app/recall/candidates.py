@@ -12,8 +12,6 @@ from collections.abc import Sequence
 from sqlalchemy import text
 from sqlmodel import Session
 
-from app.core import db
-
 # Iterative index scans: when the subject filter discards most HNSW neighbours, pgvector keeps
 # scanning instead of returning fewer than `limit` rows. relaxed_order is re-sorted below.
 _VECTOR_SQL = text(
@@ -88,8 +86,11 @@ def vector_literal(embedding: Sequence[float]) -> str:
 def by_vector(
     session: Session, *, subject: str, states: Sequence[str], embedding: Sequence[float], n: int
 ) -> list[tuple[uuid.UUID, float]]:
-    db.set_local(session, "hnsw.iterative_scan", "relaxed_order")
-    db.set_local(session, "hnsw.ef_search", str(max(40, min(n * 2, 1000))))
+    session.execute(
+        text("SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), "
+             "set_config('hnsw.ef_search', :ef, true)"),
+        {"ef": str(max(40, min(n * 2, 1000)))},
+    )
     rows = session.execute(
         _VECTOR_SQL,
         {"embedding": vector_literal(embedding), "subject": subject, "states": list(states),

@@ -27,7 +27,8 @@ async def recall(body: RecallRequest, principal: AppReader, work: WorkDep) -> Re
 
     def run() -> RecallResponse:
         return service.recall(
-            work.open(), subject=body.subject, query=body.query, embedding=embedding,
+            work.open(), tenant_id=principal.tenant_id, subject=body.subject, query=body.query,
+            embedding=embedding,
             limit=body.limit, include_suspect=body.include_suspect, mode=body.mode,
         )
 

@@ -9,7 +9,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field, Strict
 
-from app.core.schemas import StrictModel
+from app.core.schemas import JsonInt, StrictModel
 from app.memories.schemas import MemoryPublic, NonBlank
 
 
@@ -22,7 +22,7 @@ class RecallMode(enum.StrEnum):
 class RecallRequest(StrictModel):
     subject: NonBlank = Field(min_length=1, max_length=255, description="Whose memories.")
     query: NonBlank = Field(min_length=1, max_length=2000, description="What to look for.")
-    limit: int = Field(10, ge=1, le=100, description="How many results at most.")
+    limit: JsonInt = Field(10, ge=1, le=100, description="How many results at most.")
     include_suspect: bool = Field(True, description="Also return memories flagged suspect.")
     mode: Annotated[RecallMode, Strict(False)] = Field(
         RecallMode.hybrid,

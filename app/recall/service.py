@@ -8,12 +8,13 @@ from typing import Any
 
 from sqlmodel import Session, col, select
 
+from app.forgetting import retractions
 from app.memories import queries as memories
 from app.memories.models import Memory, MemoryState, MemoryVersion
 from app.memories.schemas import MemoryPublic
 from app.recall import candidates
 from app.recall.ranking import reciprocal_rank_fusion
-from app.recall.schemas import RecallMode, RecallResponse, RecallResult
+from app.recall.schemas import RecallMode, RecallResponse, RecallResult, RetractionPublic
 
 # Each generator offers several times the requested count, so fusion can promote an item one
 # list ranks modestly and the other ranks well.
@@ -24,6 +25,7 @@ MIN_CANDIDATES = 40
 def recall(
     session: Session,
     *,
+    tenant_id: uuid.UUID,
     subject: str,
     query: str,
     embedding: Sequence[float] | None,
@@ -46,8 +48,7 @@ def recall(
         found = candidates.by_keywords(session, subject=subject, states=states, query=query, n=n)
         ranked.append([memory_id for memory_id, _ in found])
     fused = reciprocal_rank_fusion(ranked)[:limit]
-    views = _views(session, [memory_id for memory_id, _ in fused])
-    history = _history(session, list(views))
+    views, history = _load(session, [memory_id for memory_id, _ in fused])
     results = [
         RecallResult(
             memory=views[memory_id],
@@ -58,40 +59,47 @@ def recall(
         for memory_id, score in fused
         if memory_id in views
     ]
-    return RecallResponse(results=results, retractions=[])
+    retracted = [
+        RetractionPublic(id=r.id, about=r.about, created_at=r.created_at,
+                         memory_count=r.memory_count)
+        for r in retractions.for_subject(session, tenant_id=tenant_id, subject=subject)
+    ]
+    return RecallResponse(results=results, retractions=retracted)
 
 
-def _views(session: Session, ids: list[uuid.UUID]) -> dict[uuid.UUID, MemoryPublic]:
-    if not ids:
-        return {}
-    rows: Sequence[Any] = session.exec(
-        select(Memory, MemoryVersion)
-        .join(MemoryVersion, col(MemoryVersion.id) == col(Memory.current_version_id))
-        .where(col(Memory.id).in_(ids))
-    ).all()
-    return {memory.id: memories.public(memory, version) for memory, version in rows}
-
-
-def _history(
+def _load(
     session: Session, ids: list[uuid.UUID]
-) -> dict[uuid.UUID, list[MemoryPublic]]:
-    """Deprecated memories shown beside the result that superseded them — never alone."""
+) -> tuple[dict[uuid.UUID, MemoryPublic], dict[uuid.UUID, list[MemoryPublic]]]:
+    """The results and, beside each, the deprecated memories it superseded.
+
+    A deprecated memory is shown only as history of a result, never on its own. Two indexed
+    lookups: one OR across both conditions would scan the table.
+    """
     if not ids:
-        return {}
-    rows: Sequence[Any] = session.exec(
+        return {}, {}
+    views = {
+        memory.id: memories.public(memory, version)
+        for memory, version in _with_current_version(session, col(Memory.id).in_(ids))
+    }
+    history: dict[uuid.UUID, list[MemoryPublic]] = {}
+    superseded = _with_current_version(
+        session,
+        col(Memory.superseded_by).in_(ids),
+        col(Memory.state) == MemoryState.deprecated.value,
+    )
+    for memory, version in superseded:
+        assert memory.superseded_by is not None
+        history.setdefault(memory.superseded_by, []).append(memories.public(memory, version))
+    return views, history
+
+
+def _with_current_version(session: Session, *where: Any) -> Sequence[Any]:
+    return session.exec(
         select(Memory, MemoryVersion)
         .join(MemoryVersion, col(MemoryVersion.id) == col(Memory.current_version_id))
-        .where(
-            col(Memory.superseded_by).in_(ids),
-            Memory.state == MemoryState.deprecated.value,
-        )
+        .where(*where)
         .order_by(col(Memory.updated_at).desc())
     ).all()
-    grouped: dict[uuid.UUID, list[MemoryPublic]] = {}
-    for memory, version in rows:
-        assert memory.superseded_by is not None
-        grouped.setdefault(memory.superseded_by, []).append(memories.public(memory, version))
-    return grouped
 
 
 def _flags(memory: MemoryPublic) -> list[str]:

@@ -61,17 +61,25 @@ def create_tenant(
     return CreatedTenant(tenant=tenant, keys=keys, existed=False)
 
 
-def authenticate(session: Session, *, raw_key: str) -> Principal | None:
-    """Find the key and scope the transaction to its tenant; None when unknown or revoked."""
+def authenticate(
+    session: Session, *, raw_key: str, scope_to_tenant: bool = True
+) -> Principal | None:
+    """Find the key; None when unknown or revoked.
+
+    With ``scope_to_tenant`` the rest of the transaction works in the key's tenant and can no
+    longer read the key row by its hash. The API authenticates in a transaction of its own
+    that ends right away, so it skips both round trips.
+    """
     key_hash = security.hash_key(raw_key)
     db.set_local(session, db.AUTH_GUC, key_hash)
     key = session.exec(
         select(ApiKey).where(ApiKey.key_hash == key_hash, ApiKey.revoked_at.is_(None))  # type: ignore[union-attr]
     ).first()
-    db.set_local(session, db.AUTH_GUC, "")
     if key is None:
         return None
-    db.set_tenant(session, key.tenant_id)
+    if scope_to_tenant:
+        db.set_local(session, db.AUTH_GUC, "")
+        db.set_tenant(session, key.tenant_id)
     return Principal(tenant_id=key.tenant_id, key_id=key.id, role=key.role)
 
 

@@ -33,7 +33,7 @@ def _move(tenant: dict[str, Any], memory_id: str, state: MemoryState) -> None:
     with db.session_scope(uuid.UUID(tenant["id"])) as session:
         row = session.get(Memory, uuid.UUID(memory_id))
         assert row is not None
-        transition(session, row, state, reason="test")
+        transition(session, row, state, reason="test", actor="system:test")
 
 
 def test_recall_finds_by_meaning_and_shapes_results(client: Any, tenant: dict[str, Any]) -> None:

@@ -24,7 +24,7 @@ def test_iterative_scan_fills_the_limit_under_a_selective_filter(tenant: dict[st
     with db.session_scope(tenant_id) as session:
         for index, (text_, vector) in enumerate(zip(crowd + few, vectors, strict=True)):
             subject = "user:crowd" if index < len(crowd) else "user:few"
-            service.create(session, tenant_id=tenant_id,
+            service.create(session, tenant_id=tenant_id, actor="system:test",
                            body=MemoryCreate(subject=subject, text=text_), embedding=vector)
     query = embedder().embed_one(crowd[0])  # nearest neighbours are all in the crowd
     with db.session_scope(tenant_id) as session:

@@ -1,0 +1,43 @@
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Query, Request
+
+from app.audit import service
+from app.audit.schemas import AuditPage, VerifyResult
+from app.core import uow
+from app.core.deps import ComplianceReader, SessionDep
+from app.core.errors import COMMON_PROBLEMS, InvalidRequest, problem_responses
+
+router = APIRouter(
+    prefix="/v1/audit", tags=["audit"], route_class=uow.LetheRoute,
+    responses=problem_responses(*COMMON_PROBLEMS),
+)
+LIST_PARAMS = frozenset({"target_id", "limit", "cursor"})
+
+
+def _known_query(request: Request) -> None:
+    unknown = sorted(set(request.query_params) - LIST_PARAMS)
+    if unknown:
+        # A misspelt filter silently ignored would list the whole trail.
+        raise InvalidRequest("Unknown query parameters: " + ", ".join(unknown[:5]))
+
+
+@router.get("", dependencies=[Depends(_known_query)])
+def list_audit_events(
+    principal: ComplianceReader,
+    session: SessionDep,
+    target_id: Annotated[str | None, Query(max_length=255, pattern=r"^[^\x00]*$")] = None,
+    limit: Annotated[int, Query(ge=1, le=200)] = 50,
+    cursor: Annotated[str | None, Query(max_length=512)] = None,
+) -> AuditPage:
+    """List this tenant's audit events oldest first (compliance key)."""
+    return service.events(session, tenant_id=principal.tenant_id, target_id=target_id,
+                          limit=limit, cursor=cursor)
+
+
+@router.get("/verify")
+def verify_audit_chain(principal: ComplianceReader, session: SessionDep) -> VerifyResult:
+    """Recompute this tenant's audit hash chain and say where it breaks (compliance key)."""
+    return service.verify(session, tenant_id=principal.tenant_id)

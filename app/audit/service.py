@@ -1,0 +1,180 @@
+"""Appending to, reading and verifying a tenant's audit chain.
+
+`record` is what every state transition and compliance action calls, inside the caller's
+transaction: the event commits or rolls back with the change it describes.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import uuid
+from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import text
+from sqlmodel import Session, col, select
+
+from app.audit import chain, content
+from app.audit.errors import InvalidCursor
+from app.audit.models import AuditEvent
+from app.audit.schemas import AuditEventPublic, AuditPage, VerifyResult
+from app.core.models import utcnow
+
+if TYPE_CHECKING:
+    from app.tenants.service import Principal
+
+ADMIN = "admin"
+VERIFY_BATCH = 1000
+
+
+def actor_for(principal: Principal) -> str:
+    """The actor naming an API key."""
+    return f"key:{principal.key_id}"
+
+
+def system_actor(job: str) -> str:
+    """The actor naming a background job, e.g. ``system:retention``."""
+    return f"system:{job}"
+
+
+def record(
+    session: Session,
+    *,
+    tenant_id: uuid.UUID,
+    actor: str,
+    action: str,
+    target_kind: str,
+    target_id: str | uuid.UUID | None = None,
+    from_state: str | None = None,
+    to_state: str | None = None,
+    reason: str | None = None,
+    details: Mapping[str, Any] | None = None,
+) -> AuditEvent:
+    """Append one event to the tenant's chain (flushes, never commits).
+
+    Raises ValueError for anything that could carry content: a reason over 500 characters, a
+    details string over 200, or a malformed actor, action or target.
+
+    The append holds a per-tenant advisory lock until the caller's transaction ends, so every
+    other auditing transaction of the tenant waits for it: take row locks first and record
+    last. Needs READ COMMITTED (the default): the head is read after the lock is granted.
+    """
+    fields: dict[str, Any] = {
+        "actor": content.check_token("actor", actor, content.ACTOR, 100),
+        "action": content.check_token("action", action, content.ACTION, 64),
+        "target_kind": content.check_token("target_kind", target_kind, content.KIND, 32),
+        "target_id": content.check_text(
+            "target_id", None if target_id is None else str(target_id), content.TARGET_ID_MAX
+        ),
+        "from_state": content.check_optional_token("from_state", from_state, content.STATE, 20),
+        "to_state": content.check_optional_token("to_state", to_state, content.STATE, 20),
+        "reason": content.check_text("reason", reason, content.REASON_MAX),
+        "details": content.normalize_details(details),
+    }
+    _lock_chain(session, tenant_id)
+    seq, prev_hash = _head(session, tenant_id)
+    event = AuditEvent(
+        tenant_id=tenant_id, seq=seq + 1, prev_hash=prev_hash, created_at=utcnow(), hash="",
+        **fields,
+    )
+    event.hash = chain.digest(event)
+    session.add(event)
+    session.flush()
+    return event
+
+
+def _lock_chain(session: Session, tenant_id: uuid.UUID) -> None:
+    # Serializes appends per tenant: two transactions reading the same head would fork the
+    # chain (the unique (tenant_id, seq) would then refuse the second, as a last resort).
+    session.execute(
+        text("SELECT pg_advisory_xact_lock(hashtextextended('audit:' || :tenant, 0))"),
+        {"tenant": str(tenant_id)},
+    )
+
+
+def _head(session: Session, tenant_id: uuid.UUID) -> tuple[int, str]:
+    """The last (seq, hash) of the chain; (0, 64 zeros) before the first event."""
+    row = session.exec(
+        select(AuditEvent.seq, AuditEvent.hash)
+        .where(AuditEvent.tenant_id == tenant_id)
+        .order_by(col(AuditEvent.seq).desc())
+        .limit(1)
+    ).first()
+    return (0, chain.GENESIS) if row is None else (row[0], row[1])
+
+
+def verify(session: Session, *, tenant_id: uuid.UUID) -> VerifyResult:
+    """Recompute every hash of the tenant's chain and check its links and seq continuity."""
+    expected_seq, prev_hash, count, bad = 1, chain.GENESIS, 0, None
+    head: str | None = None
+    for event in _in_order(session, tenant_id):
+        count += 1
+        if bad is None:
+            bad = _fault(event, expected_seq, prev_hash)
+        expected_seq, prev_hash, head = event.seq + 1, event.hash, event.hash
+    return VerifyResult(ok=bad is None, events=count, head=head, first_bad_seq=bad)
+
+
+def _fault(event: AuditEvent, expected_seq: int, prev_hash: str) -> int | None:
+    if event.seq != expected_seq:
+        return expected_seq  # rows come in seq order, so this is the first missing seq
+    if event.prev_hash != prev_hash or chain.digest(event) != event.hash:
+        return event.seq
+    return None
+
+
+def _in_order(session: Session, tenant_id: uuid.UUID) -> Iterator[AuditEvent]:
+    after = 0
+    while True:
+        batch = list(session.exec(
+            select(AuditEvent)
+            .where(AuditEvent.tenant_id == tenant_id, col(AuditEvent.seq) > after)
+            .order_by(col(AuditEvent.seq))
+            .limit(VERIFY_BATCH)
+            # Verify what the database holds, not objects this session already knows.
+            .execution_options(populate_existing=True)
+        ))
+        yield from batch
+        if len(batch) < VERIFY_BATCH:
+            return
+        after = batch[-1].seq
+
+
+def events(
+    session: Session,
+    *,
+    tenant_id: uuid.UUID,
+    target_id: str | None = None,
+    limit: int = 50,
+    cursor: str | None = None,
+) -> AuditPage:
+    """The tenant's events oldest first, optionally only those about ``target_id``."""
+    statement = select(AuditEvent).where(AuditEvent.tenant_id == tenant_id)
+    if target_id is not None:
+        statement = statement.where(AuditEvent.target_id == target_id)
+    if cursor is not None:
+        statement = statement.where(col(AuditEvent.seq) > decode_cursor(cursor))
+    rows = list(session.exec(statement.order_by(col(AuditEvent.seq)).limit(limit + 1)))
+    more = len(rows) > limit
+    rows = rows[:limit]
+    return AuditPage(
+        data=[AuditEventPublic.model_validate(row) for row in rows],
+        next_cursor=encode_cursor(rows[-1].seq) if more else None,
+    )
+
+
+def encode_cursor(seq: int) -> str:
+    return base64.urlsafe_b64encode(json.dumps({"after": seq}).encode()).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str) -> int:
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+        after = json.loads(raw)["after"]
+        if not isinstance(after, int) or isinstance(after, bool) or not 0 <= after < 2**63:
+            raise ValueError("not a seq")
+        return after
+    except (ValueError, TypeError, KeyError, binascii.Error, UnicodeDecodeError):
+        raise InvalidCursor("Pass back a `next_cursor` exactly as it was given.") from None

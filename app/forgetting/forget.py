@@ -1,0 +1,74 @@
+"""Forgetting one memory: the two switches of API.md, tombstone, exclusion, retraction."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+
+from sqlmodel import Session, select
+
+from app.forgetting import retractions, sources
+from app.forgetting.errors import ForgetsNothing, NoSourceToExclude
+from app.forgetting.purge import purge_memory
+from app.memories.errors import MemoryNotFound
+from app.memories.models import Memory, MemoryState
+from app.memories.transitions import transition
+
+
+@dataclass(frozen=True)
+class ForgetOutcome:
+    id: uuid.UUID
+    forgotten: bool
+    excluded_source: str | None
+    retraction_id: uuid.UUID | None
+    already_forgotten: bool = False
+
+
+def forget_memory(
+    session: Session,
+    *,
+    tenant_id: uuid.UUID,
+    memory_id: uuid.UUID,
+    delete: bool,
+    exclude_source: bool,
+    about: str | None,
+    reason: str | None,
+    actor: str,
+    require_source: bool = True,
+) -> ForgetOutcome:
+    """Apply the switches; with ``require_source`` an exclude-only forget needs a source."""
+    if not delete and not exclude_source:
+        raise ForgetsNothing("Set `delete`, `exclude_source` or both.")
+    memory = session.exec(
+        select(Memory)
+        .where(Memory.id == memory_id, Memory.tenant_id == tenant_id)
+        .with_for_update()
+    ).first()
+    if memory is None:
+        raise MemoryNotFound()
+    excluded = None
+    if exclude_source:
+        if memory.source is None:
+            if not delete and require_source:
+                raise NoSourceToExclude("Nothing to exclude: the memory cites no source.")
+        else:
+            sources.exclude(session, tenant_id=tenant_id, source=memory.source,
+                            reason=reason, actor=actor)
+            excluded = memory.source
+    if memory.state == MemoryState.forgotten:
+        return ForgetOutcome(memory.id, forgotten=True, excluded_source=excluded,
+                             retraction_id=None, already_forgotten=True)
+    forgotten_ids: list[uuid.UUID] = []
+    if delete:
+        forget_one(session, memory, reason=reason, actor=actor)
+        forgotten_ids.append(memory.id)
+    retraction = retractions.record(session, tenant_id=tenant_id, subject=memory.subject,
+                                    about=about, memory_ids=forgotten_ids)
+    return ForgetOutcome(memory.id, forgotten=delete, excluded_source=excluded,
+                         retraction_id=retraction.id)
+
+
+def forget_one(session: Session, memory: Memory, *, reason: str | None, actor: str) -> None:
+    """Tombstone a locked memory: state `forgotten`, content purged, same transaction."""
+    transition(session, memory, MemoryState.forgotten, reason=reason or "forget", actor=actor)
+    purge_memory(session, memory)

@@ -1,0 +1,52 @@
+"""What remains visible of forgetting: excluded sources and retraction records."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+
+from sqlalchemy import Column, ForeignKey, Index, Integer, String, UniqueConstraint
+from sqlalchemy.dialects.postgresql import JSONB
+from sqlmodel import Field, SQLModel
+
+from app.core.models import timestamp_field
+
+
+class SourceExclusion(SQLModel, table=True):
+    """A source whose every later write is refused."""
+
+    __tablename__ = "source_exclusion"
+    __table_args__ = (UniqueConstraint("tenant_id", "source"),)
+
+    id: uuid.UUID = Field(default_factory=uuid.uuid4, primary_key=True)
+    tenant_id: uuid.UUID = Field(
+        sa_column=Column(ForeignKey("tenant.id", ondelete="CASCADE"), nullable=False)
+    )
+    source: str = Field(sa_column=Column(String(255), nullable=False))
+    reason: str | None = Field(default=None, sa_column=Column(String(500)))
+    created_at: datetime = timestamp_field()
+
+
+class Retraction(SQLModel, table=True):
+    """When and which memories were forgotten, and the caller's own `about` phrase if any.
+
+    Never the forgotten text: the phrase is what the caller chose to say about it.
+    """
+
+    __tablename__ = "retraction"
+    __table_args__ = (
+        Index("ix_retraction_tenant_id_subject_created_at", "tenant_id", "subject",
+              "created_at"),
+    )
+
+    id: uuid.UUID = Field(default_factory=uuid.uuid4, primary_key=True)
+    tenant_id: uuid.UUID = Field(
+        sa_column=Column(ForeignKey("tenant.id", ondelete="CASCADE"), nullable=False)
+    )
+    subject: str = Field(sa_column=Column(String(255), nullable=False))
+    about: str | None = Field(default=None, sa_column=Column(String(200)))
+    memory_ids: list[str] = Field(
+        default_factory=list, sa_column=Column(JSONB, nullable=False, server_default="[]")
+    )
+    memory_count: int = Field(sa_column=Column(Integer, nullable=False))
+    created_at: datetime = timestamp_field()

@@ -1,0 +1,41 @@
+"""Purging a forgotten memory's content from every table, in the forget's own transaction.
+
+What stays is the tombstone: the memory row with its ID, subject, source and state
+`forgotten`, its version rows with empty text and no embedding (the generated search vector
+empties with the text), and content-free audit and retraction rows.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import text, update
+from sqlmodel import Session, col
+
+from app.memories.models import Memory, MemoryVersion
+
+# Replayable answers that describe a forgotten memory keep its ID and nothing else.
+_REDACT_OPERATIONS = text(
+    """
+    UPDATE operation
+    SET response_body = jsonb_build_object('id', CAST(:memory_id AS text), 'state', 'forgotten'),
+        response_headers = '{}'::jsonb
+    WHERE response_body IS NOT NULL
+      AND jsonb_typeof(response_body) = 'object'
+      AND response_body ->> 'id' = CAST(:memory_id AS text)
+    """
+)
+
+
+def purge_memory(session: Session, memory: Memory) -> None:
+    """Remove the content of ``memory`` (already in state `forgotten`)."""
+    session.execute(
+        update(MemoryVersion)
+        .where(col(MemoryVersion.memory_id) == memory.id)
+        .values(text="", embedding=None)
+    )
+    memory.key = None
+    memory.depends_on = {}
+    memory.meta = {}
+    memory.flags = []
+    session.add(memory)
+    session.execute(_REDACT_OPERATIONS, {"memory_id": str(memory.id)})
+    session.flush()

@@ -1,0 +1,78 @@
+"""Excluded sources: every later write citing one is refused, and the refusal is audited."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+
+from sqlmodel import Session, col, select
+
+from app.audit import service as audit
+from app.core import db
+from app.forgetting.errors import ExclusionNotFound, SourceExcluded
+from app.forgetting.models import SourceExclusion
+
+
+def is_excluded(session: Session, *, tenant_id: uuid.UUID, source: str | None) -> bool:
+    if source is None:
+        return False
+    found = session.exec(
+        select(SourceExclusion.id).where(
+            SourceExclusion.tenant_id == tenant_id, SourceExclusion.source == source
+        )
+    ).first()
+    return found is not None
+
+
+def refuse_if_excluded(
+    session: Session, *, tenant_id: uuid.UUID, source: str | None, actor: str, action: str
+) -> None:
+    """Raise `SourceExcluded` when ``source`` is excluded, leaving an audit trace.
+
+    The refusal rolls the request back, so its trace is written in a transaction of its own.
+    """
+    if not is_excluded(session, tenant_id=tenant_id, source=source):
+        return
+    with db.session_scope(tenant_id) as trace:
+        audit.record(trace, tenant_id=tenant_id, actor=actor, action="write.refused",
+                     target_kind="source", target_id=source,
+                     reason="source excluded", details={"attempted": action})
+    raise SourceExcluded(f"Source {source!r} is excluded; nothing was stored.")
+
+
+def exclude(
+    session: Session, *, tenant_id: uuid.UUID, source: str, reason: str | None, actor: str
+) -> tuple[SourceExclusion, bool]:
+    """Exclude ``source`` (idempotent); returns the exclusion and whether it is new."""
+    existing = session.exec(
+        select(SourceExclusion).where(
+            SourceExclusion.tenant_id == tenant_id, SourceExclusion.source == source
+        )
+    ).first()
+    if existing is not None:
+        return existing, False
+    exclusion = SourceExclusion(tenant_id=tenant_id, source=source, reason=reason)
+    session.add(exclusion)
+    session.flush()
+    audit.record(session, tenant_id=tenant_id, actor=actor, action="source.excluded",
+                 target_kind="source", target_id=source, reason=(reason or "")[:500] or None)
+    return exclusion, True
+
+
+def exclusions(session: Session, *, tenant_id: uuid.UUID) -> Sequence[SourceExclusion]:
+    return session.exec(
+        select(SourceExclusion)
+        .where(SourceExclusion.tenant_id == tenant_id)
+        .order_by(col(SourceExclusion.created_at), col(SourceExclusion.id))
+    ).all()
+
+
+def remove(session: Session, *, tenant_id: uuid.UUID, exclusion_id: uuid.UUID,
+           actor: str) -> None:
+    exclusion = session.get(SourceExclusion, exclusion_id)
+    if exclusion is None or exclusion.tenant_id != tenant_id:
+        raise ExclusionNotFound()
+    session.delete(exclusion)
+    session.flush()
+    audit.record(session, tenant_id=tenant_id, actor=actor, action="source.readmitted",
+                 target_kind="source", target_id=exclusion.source)
