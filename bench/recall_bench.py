@@ -15,8 +15,6 @@ import argparse
 import json
 import os
 import random
-import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -32,6 +30,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 import httpx
 import psycopg
 
+from bench.common import create_tenant, live_api, percentile
 from bench.synthetic import QUERIES, memory_texts
 
 
@@ -47,13 +46,12 @@ def main() -> None:
     data_dir = args.data_dir or Path(tempfile.mkdtemp(prefix="lethe-bench-"))
     os.environ.update({
         "LETHE_DATA_DIR": str(data_dir), "LETHE_ENVIRONMENT": "development",
-        # Bulk seeding here uses both cores; the API server below embeds with one thread
-        # per request, its production setting.
+        # Bulk seeding here uses both cores; the API server (bench.common.live_api) embeds
+        # with one thread per request, its production setting.
         "LETHE_EMBEDDING_THREADS": "2",
     })
     for name in ("DATABASE_URL", "CELERY_BROKER_URL", "LETHE_APP_DATABASE_URL"):
         os.environ.pop(name, None)
-    from app.cli import api_command, child_environment
     from app.core import migrations
     from app.core.runtime import get_runtime
     from app.embeddings.runtime import embedder
@@ -74,28 +72,22 @@ def main() -> None:
     else:
         print(f"seeding {args.memories:,} memories over {args.subjects:,} subjects into "
               f"{data_dir}…", flush=True)
-        tenant_id, app_key = _create_tenant(runtime)
+        tenant_id, app_key = create_tenant("Bench")
         started = time.perf_counter()
         _seed(owner, tenant_id, args.memories, args.subjects, model.embed)
         print(f"  seeded in {time.perf_counter() - started:.0f} s", flush=True)
         state_file.write_text(json.dumps({"tenant_id": str(tenant_id), "app_key": app_key,
                                           "memories": args.memories}))
 
-    port = _free_port()
-    env = {**os.environ, **child_environment(runtime), "LETHE_DB_POOL_SIZE": "20",
-           "LETHE_EMBEDDING_THREADS": "1"}
-    server = subprocess.Popen(api_command("127.0.0.1", port), env=env,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    base = f"http://127.0.0.1:{port}"
     try:
-        _wait_ready(base)
-        headers = {"Authorization": f"Bearer {app_key}"}
-        rng = random.Random(11)
-        subjects = [f"user:{i:05d}" for i in range(args.subjects)]
-        asks = [(rng.choice(subjects), rng.choice(QUERIES)) for _ in range(args.queries)]
-        with httpx.Client(base_url=base, headers=headers, timeout=60) as client:
-            for subject, query in asks[:20]:  # warm the server's model and pool
-                client.post("/v1/recall", json={"subject": subject, "query": query})
+        with live_api(runtime) as base:
+            headers = {"Authorization": f"Bearer {app_key}"}
+            rng = random.Random(11)
+            subjects = [f"user:{i:05d}" for i in range(args.subjects)]
+            asks = [(rng.choice(subjects), rng.choice(QUERIES)) for _ in range(args.queries)]
+            with httpx.Client(base_url=base, headers=headers, timeout=60) as client:
+                for subject, query in asks[:20]:  # warm the server's model and pool
+                    client.post("/v1/recall", json={"subject": subject, "query": query})
             writes = _write_throughput(base, headers, subjects, args.writes)
             recall_1 = _recall_latencies(base, headers, asks, concurrency=1)
             recall_8 = _recall_latencies(base, headers, asks, concurrency=8)
@@ -103,20 +95,18 @@ def main() -> None:
         vectors = {q: model.embed_one(q) for q in QUERIES}
         bare_ms, hnsw_recall = _bare_and_exact(owner, tenant_id, asks, vectors)
     finally:
-        server.terminate()
-        server.wait(30)
         if runtime.embedded_server is not None:
             runtime.embedded_server.stop()
 
-    baseline_p95 = _p(bare_ms, 95) + _p(embed_ms, 95)
+    baseline_p95 = percentile(bare_ms, 95) + percentile(embed_ms, 95)
     rows = [
         ("API writes/s (concurrency 8)", f"{writes:.0f}", ""),
-        ("query embedding p50 / p95 ms", f"{_p(embed_ms, 50):.1f} / {_p(embed_ms, 95):.1f}", ""),
-        ("bare vector query p50 / p95 ms", f"{_p(bare_ms, 50):.1f} / {_p(bare_ms, 95):.1f}", ""),
-        ("recall c=1 p50 / p95 ms", f"{_p(recall_1, 50):.1f} / {_p(recall_1, 95):.1f}",
-         f"p95 ratio {_p(recall_1, 95) / baseline_p95:.2f} (target ≤ 1.5); "
-         f"≤ 100 ms: {'yes' if _p(recall_1, 95) <= 100 else 'NO'}"),
-        ("recall c=8 p50 / p95 ms", f"{_p(recall_8, 50):.1f} / {_p(recall_8, 95):.1f}", ""),
+        ("query embedding p50 / p95 ms", _p50_p95(embed_ms), ""),
+        ("bare vector query p50 / p95 ms", _p50_p95(bare_ms), ""),
+        ("recall c=1 p50 / p95 ms", _p50_p95(recall_1),
+         f"p95 ratio {percentile(recall_1, 95) / baseline_p95:.2f} (target ≤ 1.5); "
+         f"≤ 100 ms: {'yes' if percentile(recall_1, 95) <= 100 else 'NO'}"),
+        ("recall c=8 p50 / p95 ms", _p50_p95(recall_8), ""),
         ("HNSW recall@10 vs exact", f"{hnsw_recall:.3f}",
          f"target ≥ 0.95: {'yes' if hnsw_recall >= 0.95 else 'NO'}"),
     ]
@@ -125,17 +115,6 @@ def main() -> None:
     print("|---|---|---|")
     for name, value, check in rows:
         print(f"| {name} | {value} | {check} |")
-
-
-def _create_tenant(runtime: Any) -> tuple[uuid.UUID, str]:
-    from app.core import db
-    from app.tenants import service
-    from app.tenants.models import Role
-
-    with db.session_scope() as session:
-        created = service.create_tenant(session, name="Bench")
-    assert created.keys is not None
-    return created.tenant.id, created.keys[Role.app]
 
 
 def _seed(owner: str, tenant_id: uuid.UUID, count: int, subjects: int,
@@ -258,6 +237,10 @@ def _bare_and_exact(owner: str, tenant_id: uuid.UUID, asks: list[tuple[str, str]
     return times, overlap / len(asks)
 
 
+def _p50_p95(values: list[float]) -> str:
+    return f"{percentile(values, 50):.1f} / {percentile(values, 95):.1f}"
+
+
 def _timed(calls: list[Callable[[], Any]]) -> list[float]:
     times = []
     for call in calls:
@@ -265,33 +248,6 @@ def _timed(calls: list[Callable[[], Any]]) -> list[float]:
         call()
         times.append((time.perf_counter() - started) * 1000)
     return times
-
-
-def _p(values: list[float], percentile: int) -> float:
-    return statistics.quantiles(values, n=100)[percentile - 1] if len(values) > 1 else values[0]
-
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _wait_ready(base: str) -> None:
-    deadline = time.monotonic() + 120
-    last = ""
-    while time.monotonic() < deadline:
-        try:
-            response = httpx.get(f"{base}/readyz", timeout=30)
-            if response.status_code == 200:
-                return
-            last = response.text
-        except httpx.HTTPError as exc:
-            last = str(exc)
-        time.sleep(0.5)
-    raise SystemExit(f"the API did not become ready: {last}")
 
 
 if __name__ == "__main__":

@@ -24,7 +24,7 @@ def test_application_role_cannot_change_or_remove_events(
     tenant: dict[str, Any], owner_conn: Any, statement: str
 ) -> None:
     written = append(tenant["id"], 3)
-    with pytest.raises(DBAPIError, match="append-only|permission denied"), db.session_scope(
+    with pytest.raises(DBAPIError, match=r"append-only|permission denied"), db.session_scope(
         uuid.UUID(tenant["id"])
     ) as session:
         session.execute(text(statement))
