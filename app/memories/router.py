@@ -11,9 +11,11 @@ from app.core import uow
 from app.core.deps import AppReader, AppWriter, SessionDep, WorkDep
 from app.core.errors import COMMON_PROBLEMS, InvalidRequest, problem_responses
 from app.embeddings.runtime import embedder
+from app.forgetting import forget_requests
 from app.memories import queries, service
 from app.memories.models import MemoryState
 from app.memories.schemas import (
+    ForgetRequestHandled,
     Lineage,
     MemoryCreate,
     MemoryPage,
@@ -53,12 +55,19 @@ def _etag(response: Response, revision: int) -> None:
 
 
 @router.post("", status_code=201, response_model=MemoryWritten,
-             responses={200: {"model": MemoryWritten, "description": "A slot's new version",
+             responses={200: {"model": MemoryWritten | ForgetRequestHandled,
+                              "description": "A slot's new version; or, when the tenant "
+                              "detects forget requests and the text is one, what it forgot "
+                              "(nothing is stored)",
                               "headers": ETAG},
                         201: {"headers": ETAG},
                         **problem_responses(412)})
 def remember(body: MemoryCreate, principal: AppWriter, work: WorkDep, response: Response) -> Any:
     """Remember a fact (a slot write with the same subject and key adds a version)."""
+    handled = forget_requests.handle(work, principal=principal, subject=body.subject,
+                                     text=body.text)
+    if handled is not None:
+        return handled
     embedding = embedder().embed_one(body.text)  # before the transaction opens
     session = work.open()
     derived = work.claim.derived_id("memory") if work.claim is not None else None

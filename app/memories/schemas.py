@@ -107,6 +107,14 @@ class MemoryWritten(MemoryPublic):
     effects: Effects
 
 
+class ForgetRequestHandled(BaseModel):
+    """The text was a request to forget: handled as POST /v1/forget, nothing stored."""
+
+    id: None = None
+    stored: bool = False
+    effects: Effects
+
+
 class MemoryPage(BaseModel):
     data: list[MemoryPublic]
     next_cursor: str | None

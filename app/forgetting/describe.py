@@ -1,0 +1,322 @@
+"""Forget by description: "forget that I collect sneakers" resolved to memories and sentences.
+
+Three phases, because embedding must never hold a transaction open:
+
+1. plan, in a short read transaction of its own: the store's hybrid search finds candidates,
+   a word gate keeps those whose current text shares a content stem with the description,
+   and each target is judged *mostly about it* (forgotten whole) or *mentioning it* (the
+   mentioning sentences are struck);
+2. embed the struck memories' new texts, outside any transaction;
+3. apply, in the caller's work transaction: every target is locked and re-checked against the
+   revision it was planned at; a target that moved meanwhile is reported in ``skipped``,
+   never silently dropped, and never acted on from a stale plan.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from sqlalchemy import text, update
+from sqlmodel import Session, col, func, select
+
+from app.audit import service as audit
+from app.core import db
+from app.core.models import utcnow
+from app.forgetting import retractions, sources
+from app.forgetting import sentences as sentence_rules
+from app.forgetting.forget import forget_one
+from app.forgetting.schemas import DescribeResult, SkippedPublic, StruckPublic
+from app.memories.models import LIVE_STATES, Memory, MemoryState, MemoryVersion
+from app.memories.transitions import transition
+from app.recall import candidates
+from app.recall.ranking import reciprocal_rank_fusion
+
+REASON = "forget-by-description"
+CHANGED = "changed while forgetting; retry"
+CANDIDATES_PER_TARGET = 4
+# Deprecated memories are resolvable too: recall shows them as `history` beside their
+# replacement, so an old fact left there would still be served after "forget that …".
+RESOLVABLE = [state.value for state in (*LIVE_STATES, MemoryState.deprecated)]
+
+Embed = Callable[[Sequence[str]], list[list[float]]]
+
+
+@dataclass(frozen=True)
+class Struck:
+    id: uuid.UUID
+    sentences: int
+
+
+@dataclass(frozen=True)
+class Skipped:
+    id: uuid.UUID
+    why: str
+
+
+@dataclass(frozen=True)
+class DescribeOutcome:
+    retraction_id: uuid.UUID | None
+    forgotten: list[uuid.UUID] = field(default_factory=list)
+    quarantined: list[uuid.UUID] = field(default_factory=list)
+    struck: list[Struck] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+
+    @property
+    def unresolved(self) -> bool:
+        """Nothing was (or, for a dry run, would be) forgotten, quarantined or struck."""
+        return not (self.forgotten or self.quarantined or self.struck)
+
+    @property
+    def memory_ids(self) -> list[uuid.UUID]:
+        return [*self.forgotten, *self.quarantined, *(s.id for s in self.struck)]
+
+
+@dataclass
+class _Target:
+    id: uuid.UUID
+    revision: int
+    whole: bool
+    new_text: str = ""
+    struck_sentences: int = 0
+    # Older versions that carried a mentioning sentence: version id → text without them.
+    redacted: dict[uuid.UUID, str] = field(default_factory=dict)
+    embedding: list[float] | None = None
+
+
+def forget_by_description(
+    open_session: Callable[[], Session],
+    *,
+    tenant_id: uuid.UUID,
+    subject: str,
+    about: str,
+    delete: bool,
+    exclude_source: bool,
+    dry_run: bool,
+    max_targets: int,
+    actor: str,
+    embed: Embed,
+) -> DescribeOutcome:
+    """Forget what ``about`` describes among ``subject``'s live memories.
+
+    Call it before the work transaction is open: ``open_session`` is called once, after all
+    embedding is done. A dry run opens it too (so an Idempotency-Key is claimed and its answer
+    replayable) but changes nothing.
+    """
+    [about_embedding] = embed([about])
+    with db.session_scope(tenant_id) as read:
+        targets = _plan(read, tenant_id=tenant_id, subject=subject, about=about,
+                        embedding=about_embedding, max_targets=max_targets, redact=delete)
+    if dry_run:
+        open_session()
+        return _predicted(targets, delete=delete)
+    strikes = [target for target in targets if not target.whole]
+    vectors = embed([target.new_text for target in strikes]) if strikes else []
+    for target, vector in zip(strikes, vectors, strict=True):
+        target.embedding = vector
+    session = open_session()
+    return _apply(session, targets, tenant_id=tenant_id, subject=subject, about=about,
+                  delete=delete, exclude_source=exclude_source, actor=actor)
+
+
+def public(outcome: DescribeOutcome) -> DescribeResult:
+    """The API's answer for an outcome (also what a detected forget request reports)."""
+    return DescribeResult(
+        retraction_id=outcome.retraction_id, forgotten=outcome.forgotten,
+        quarantined=outcome.quarantined,
+        struck=[StruckPublic(id=s.id, sentences=s.sentences) for s in outcome.struck],
+        unresolved=outcome.unresolved,
+        skipped=[SkippedPublic(id=s.id, why=s.why) for s in outcome.skipped],
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Phase 1: plan (read only).
+# ---------------------------------------------------------------------------------------------
+
+
+def _plan(
+    session: Session, *, tenant_id: uuid.UUID, subject: str, about: str,
+    embedding: Sequence[float], max_targets: int, redact: bool,
+) -> list[_Target]:
+    topic = sentence_rules.topic(session, about)
+    if not topic.stems:
+        return []  # "forget what I said": names nothing, so nothing can be resolved
+    ranked = _candidates(session, subject=subject, topic=topic, embedding=embedding,
+                         n=max_targets * CANDIDATES_PER_TARGET)
+    rows = {
+        memory.id: (memory, version)
+        for memory, version in session.exec(
+            select(Memory, MemoryVersion)
+            .join(MemoryVersion, col(MemoryVersion.id) == col(Memory.current_version_id))
+            .where(Memory.tenant_id == tenant_id, col(Memory.id).in_(ranked),
+                   col(Memory.state).in_(RESOLVABLE))
+        )
+    }
+    texts = [rows[memory_id][1].text for memory_id in ranked if memory_id in rows]
+    judged = sentence_rules.judge(session, topic, texts)
+    targets: list[_Target] = []
+    for memory, version in (rows[memory_id] for memory_id in ranked if memory_id in rows):
+        judgement = judged[version.text]
+        if judgement.mentions == 0:
+            continue  # the word gate: similar in meaning is not enough to forget
+        targets.append(_Target(id=memory.id, revision=memory.revision,
+                               whole=judgement.mostly_about, new_text=judgement.without,
+                               struck_sentences=judgement.mentions))
+        if len(targets) == max_targets:
+            break
+    if redact:
+        _plan_redactions(session, topic, [t for t in targets if not t.whole])
+    return targets
+
+
+def _candidates(
+    session: Session, *, subject: str, topic: sentence_rules.Topic, embedding: Sequence[float],
+    n: int,
+) -> list[uuid.UUID]:
+    """The store's own hybrid search: vector and keyword candidates fused by rank."""
+    ranked = [[memory_id for memory_id, _ in candidates.by_vector(
+        session, subject=subject, states=RESOLVABLE, embedding=embedding, n=n)]]
+    if topic.keywords:
+        ranked.append([memory_id for memory_id, _ in candidates.by_keywords(
+            session, subject=subject, states=RESOLVABLE, query=topic.keywords, n=n)])
+    return [memory_id for memory_id, _ in reciprocal_rank_fusion(ranked)]
+
+
+def _plan_redactions(
+    session: Session, topic: sentence_rules.Topic, strikes: Sequence[_Target]
+) -> None:
+    """For each struck memory, its other versions' texts without the mentioning sentences.
+
+    Every mentioning sentence goes, not only the ones struck from the current text: an older
+    wording of the same fact ("I collect sneakers!") is the same forgotten fact.
+    """
+    if not strikes:
+        return
+    by_memory = {target.id: target for target in strikes}
+    versions = session.exec(
+        select(MemoryVersion).where(col(MemoryVersion.memory_id).in_(list(by_memory)))
+    ).all()
+    judged = sentence_rules.judge(session, topic, [v.text for v in versions])
+    for version in versions:
+        judgement = judged[version.text]
+        if judgement.mentions:
+            by_memory[version.memory_id].redacted[version.id] = judgement.without
+
+
+def _predicted(targets: Sequence[_Target], *, delete: bool) -> DescribeOutcome:
+    whole = [target.id for target in targets if target.whole]
+    return DescribeOutcome(
+        retraction_id=None,
+        forgotten=whole if delete else [],
+        quarantined=[] if delete else whole,
+        struck=[Struck(t.id, t.struck_sentences) for t in targets if not t.whole],
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Phase 3: apply (the work transaction).
+# ---------------------------------------------------------------------------------------------
+
+# A struck memory's replayable answers keep its ID and state, not the text they showed.
+_REDACT_OPERATIONS = text(
+    """
+    UPDATE operation
+    SET response_body = jsonb_build_object('id', CAST(:memory_id AS text),
+                                           'state', CAST(:state AS text)),
+        response_headers = '{}'::jsonb
+    WHERE response_body IS NOT NULL
+      AND jsonb_typeof(response_body) = 'object'
+      AND response_body ->> 'id' = CAST(:memory_id AS text)
+    """
+)
+
+
+def _apply(
+    session: Session, targets: Sequence[_Target], *, tenant_id: uuid.UUID, subject: str,
+    about: str, delete: bool, exclude_source: bool, actor: str,
+) -> DescribeOutcome:
+    # Every row lock first, in one ordered statement (no deadlock between two forgets), and
+    # only then audit appends, which hold the tenant's chain lock until commit.
+    locked = {
+        memory.id: memory
+        for memory in session.exec(
+            select(Memory)
+            .where(Memory.tenant_id == tenant_id, col(Memory.id).in_([t.id for t in targets]))
+            .order_by(col(Memory.id)).with_for_update()
+        )
+    } if targets else {}
+    outcome = DescribeOutcome(retraction_id=None)
+    for target in targets:
+        memory = locked.get(target.id)
+        if memory is None or memory.revision != target.revision or memory.state not in RESOLVABLE:
+            outcome.skipped.append(Skipped(target.id, CHANGED))
+            continue
+        if target.whole and delete:
+            forget_one(session, memory, reason=REASON, actor=actor)
+            outcome.forgotten.append(memory.id)
+        elif target.whole:
+            transition(session, memory, MemoryState.quarantined, reason=REASON, actor=actor)
+            outcome.quarantined.append(memory.id)
+        else:
+            _strike(session, memory, target, delete=delete, actor=actor)
+            outcome.struck.append(Struck(memory.id, target.struck_sentences))
+        if exclude_source and memory.source is not None:
+            sources.exclude(session, tenant_id=tenant_id, source=memory.source, reason=REASON,
+                            actor=actor)
+    retraction = retractions.record(session, tenant_id=tenant_id, subject=subject, about=about,
+                                    memory_ids=outcome.memory_ids)
+    return DescribeOutcome(
+        retraction_id=retraction.id, forgotten=outcome.forgotten,
+        quarantined=outcome.quarantined, struck=outcome.struck, skipped=outcome.skipped,
+    )
+
+
+def _strike(
+    session: Session, memory: Memory, target: _Target, *, delete: bool, actor: str
+) -> None:
+    """A new current version without the mentioning sentences; revision + 1, once.
+
+    With ``delete`` the older versions lose those sentences too, and their embeddings: old
+    versions are never searched (recall reads current versions only), and a vector of the old
+    text would still encode the forgotten fact. Without it they stay, so the strike can be
+    undone by a revert.
+    """
+    if delete:
+        for version_id, redacted in target.redacted.items():
+            session.execute(
+                update(MemoryVersion)
+                .where(col(MemoryVersion.id) == version_id)
+                .values(text=redacted, embedding=None)
+            )
+    _append_version(session, memory, target.new_text, target.embedding)
+    memory.revision += 1
+    memory.updated_at = utcnow()
+    session.add(memory)
+    session.flush()
+    if delete:
+        session.execute(_REDACT_OPERATIONS, {"memory_id": str(memory.id), "state": memory.state})
+    audit.record(
+        session, tenant_id=memory.tenant_id, actor=actor, action="memory.struck",
+        target_kind="memory", target_id=memory.id, reason=REASON,
+        details={"revision": memory.revision, "sentences": target.struck_sentences,
+                 "redacted_versions": len(target.redacted) if delete else 0},
+    )
+
+
+def _append_version(
+    session: Session, memory: Memory, text_: str, embedding: list[float] | None
+) -> MemoryVersion:
+    # As app.memories.service._append_version: the next seq, and the pointer moves to it.
+    last = session.exec(
+        select(func.max(MemoryVersion.seq)).where(MemoryVersion.memory_id == memory.id)
+    ).one()
+    version = MemoryVersion(
+        tenant_id=memory.tenant_id, memory_id=memory.id, seq=(last or 0) + 1, text=text_,
+        embedding=embedding,
+    )
+    session.add(version)
+    session.flush()
+    memory.current_version_id = version.id
+    return version

@@ -1,0 +1,46 @@
+"""The sentence splitter behind forget-by-description: exact substrings, faithful rejoining."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.forgetting.sentences import join_kept, split
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("I live in Leeds. I collect sneakers. I work as a nurse.",
+         ["I live in Leeds.", "I collect sneakers.", "I work as a nurse."]),
+        ("I see Dr. Patel on Mondays. She is kind.",
+         ["I see Dr. Patel on Mondays.", "She is kind."]),
+        ("I like hot drinks, e.g. tea and cocoa. Not coffee!",
+         ["I like hot drinks, e.g. tea and cocoa.", "Not coffee!"]),
+        ("My shoe size is 9.5 in the UK. Really?", ["My shoe size is 9.5 in the UK.", "Really?"]),
+        ("First line\nSecond line.\n\nThird.", ["First line", "Second line.", "Third."]),
+        ("I said \"stop.\" Then I left.", ["I said \"stop.\"", "Then I left."]),
+        ("No punctuation at all", ["No punctuation at all"]),
+        ("  padded.  ", ["padded."]),
+    ],
+)
+def test_split_finds_sentences_as_exact_substrings(text: str, expected: list[str]) -> None:
+    pieces = split(text)
+    assert [piece.text for piece in pieces] == expected
+    assert all(text[piece.start:piece.end] == piece.text for piece in pieces)
+
+
+@pytest.mark.parametrize(
+    ("keep", "expected"),
+    [
+        ([True, False, True], "I live in Leeds. I work as a nurse."),
+        ([False, True, True], "I collect sneakers.\n\nI work as a nurse."),
+        ([True, True, False], "I live in Leeds. I collect sneakers."),
+        ([True, True, True], "I live in Leeds. I collect sneakers.\n\nI work as a nurse."),
+        ([False, False, False], ""),
+    ],
+)
+def test_join_kept_closes_each_gap_with_an_original_separator(
+    keep: list[bool], expected: str
+) -> None:
+    text = "I live in Leeds. I collect sneakers.\n\nI work as a nurse."
+    assert join_kept(text, split(text), keep) == expected
