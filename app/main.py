@@ -14,6 +14,7 @@ from app.forgetting.describe_router import router as describe_router
 from app.forgetting.router import router as forgetting_router
 from app.health.router import router as health_router
 from app.idempotency.router import router as operations_router
+from app.ingestion.router import router as ingestion_router
 from app.memories.router import router as memories_router
 from app.recall.router import router as recall_router
 from app.settings.router import router as settings_router
@@ -42,6 +43,7 @@ def create_app() -> FastAPI:
         recall_router,
         forgetting_router,
         describe_router,
+        ingestion_router,
         operations_router,
         audit_router,
     ):

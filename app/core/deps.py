@@ -66,6 +66,18 @@ IdempotencyKeyHeader = Annotated[
 ]
 
 
+RequiredKeyHeader = Annotated[
+    str,
+    Header(
+        alias="Idempotency-Key",
+        description="Required: 1 to 255 printable characters; names this operation.",
+        min_length=1,
+        max_length=255,
+        pattern=KEY_PATTERN,
+    ),
+]
+
+
 async def _idempotent(
     request: Request,
     principal: Annotated[Principal, Depends(_principal)],

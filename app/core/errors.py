@@ -145,6 +145,11 @@ async def _validation_error(_: Request, exc: Exception) -> JSONResponse:
         for err in exc.errors()
     ]
     detail = "; ".join(f"{'.'.join(e['loc'])}: {e['msg']}" for e in errors[:5]) or "Invalid"
+    if any(e["loc"] == ["header", "Idempotency-Key"] and e["type"] == "missing" for e in errors):
+        # API contract: an operation that must be named by its key is a 400 without one.
+        return problem_response(400, "idempotency-key-required",
+                                "This request needs an Idempotency-Key",
+                                "Send an Idempotency-Key: it names this operation.")
     return problem_response(
         422, "validation-error", "The request is not valid", detail, errors=errors
     )

@@ -49,6 +49,8 @@ class UnitOfWork:
         self.after_commit: list[Callable[[], None]] = []
         # Applied to a response body before it is stored for replays (e.g. one-time secrets).
         self.redact: Callable[[Any], Any] | None = None
+        # Set by a route that creates its own operation row (an accepted job): answer into it.
+        self.operation_id: uuid.UUID | None = None
 
     def open(self) -> Session:
         """The request's transaction, scoped to its tenant; claims a pending key first.
@@ -88,6 +90,7 @@ class UnitOfWork:
                     body=self._stored_body(response),
                     headers=dict(response.headers),
                     retention=timedelta(days=get_settings().idempotency_retention_days),
+                    operation_id=self.operation_id,
                 )
             self.session.commit()
         except BaseException:

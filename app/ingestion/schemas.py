@@ -1,0 +1,104 @@
+"""What `POST /v1/ingest` accepts and answers."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from app.core.schemas import BodyUUID, CleanStr, StrictModel
+from app.memories.models import Volatility
+from app.memories.schemas import (
+    CLOSED,
+    TEXT_MAX,
+    JsonValue,
+    MemoryCreate,
+    NonBlank,
+    VolatilityIn,
+    _integral,
+)
+
+MAX_MEMORIES = 100
+MAX_MESSAGES = 200
+
+
+class IngestMemory(StrictModel):
+    """A `POST /v1/memories` body without `subject` (the ingestion names it once).
+
+    Mirrors `MemoryCreate` field for field; tests/ingestion/test_schemas.py fails when the two
+    drift apart.
+    """
+
+    text: NonBlank = Field(min_length=1, max_length=TEXT_MAX, description="1 to 8000 chars.")
+    volatility: VolatilityIn = Volatility.preferential
+    key: NonBlank | None = Field(
+        None, min_length=1, max_length=255,
+        description="A slot: one live memory per (subject, key).",
+    )
+    supersedes: list[BodyUUID] = Field(default_factory=list, max_length=100)
+    source: NonBlank | None = Field(
+        None, min_length=1, max_length=255,
+        description="Defaults to the ingestion's `source` when not given.",
+    )
+    derived_from: list[BodyUUID] = Field(default_factory=list, max_length=100)
+    depends_on: dict[CleanStr, CleanStr] = Field(default_factory=dict, json_schema_extra=CLOSED)
+    metadata: dict[CleanStr, JsonValue] = Field(default_factory=dict, json_schema_extra=CLOSED)
+    expected_revision: int | None = Field(
+        None, ge=1, description="With `key`: the slot memory's revision this write replaces."
+    )
+
+    _whole = field_validator("expected_revision", mode="before")(_integral)
+
+
+class IngestMessage(StrictModel):
+    role: Literal["user", "assistant", "system", "tool"]
+    content: CleanStr = Field(min_length=1, max_length=TEXT_MAX)
+
+
+class IngestBody(StrictModel):
+    # Said in the schema too, so clients and property tests know an empty ingestion is invalid.
+    model_config = ConfigDict(
+        extra="forbid", strict=True,
+        json_schema_extra={"anyOf": [
+            {"required": ["memories"], "properties": {"memories": {"minItems": 1}}},
+            {"required": ["messages"], "properties": {"messages": {"minItems": 1}}},
+        ]},
+    )
+
+    subject: NonBlank = Field(min_length=1, max_length=255, description="Whom it is about.")
+    source: NonBlank | None = Field(
+        None, min_length=1, max_length=255, description="Cited by every item that names none."
+    )
+    memories: list[IngestMemory] = Field(default_factory=list, max_length=MAX_MEMORIES)
+    messages: list[IngestMessage] = Field(
+        default_factory=list, max_length=MAX_MESSAGES,
+        description="Scanned for forget requests (user messages) when the tenant enables it.",
+    )
+
+    @model_validator(mode="after")
+    def _not_empty(self) -> IngestBody:
+        if not self.memories and not self.messages:
+            raise ValueError("Send at least one memory or message.")
+        return self
+
+    def payload(self) -> dict[str, Any]:
+        """The body as stored until the task applies it; unset fields stay unset.
+
+        A slot write keeps the fields an item did not name, so "not given" must survive.
+        """
+        return self.model_dump(mode="json", exclude_unset=True)
+
+    def memory_create(self, index: int) -> MemoryCreate:
+        """Item ``index`` as a `POST /v1/memories` body."""
+        item = self.memories[index]
+        data: dict[str, Any] = {"subject": self.subject,
+                                **item.model_dump(mode="json", exclude_unset=True)}
+        if "source" not in item.model_fields_set and self.source is not None:
+            data["source"] = self.source
+        return MemoryCreate.model_validate(data)
+
+
+class IngestAccepted(BaseModel):
+    operation_id: uuid.UUID
+    status: Literal["queued"] = "queued"
