@@ -60,7 +60,7 @@ def create(
     if memory_id is not None:
         existing = session.exec(
             select(Memory).where(Memory.id == memory_id, Memory.tenant_id == tenant_id)
-        ).first()
+        ).first() or _slot_written_by(session, tenant_id=tenant_id, write_id=memory_id)
         if existing is not None and existing.state == MemoryState.forgotten:
             return Written(None, created=True, forgotten_id=existing.id)
         if existing is not None:
@@ -78,7 +78,10 @@ def create(
         raise RevisionMismatch(slot.revision if slot else None)
     if slot is not None:
         memory = slot
-        _append_version(session, memory, body.text, embedding)
+        version = _append_version(session, memory, body.text, embedding)
+        # The write's derived ID marks the version, so a redelivery after the operation
+        # record expired finds it (see _slot_written_by) instead of adding another.
+        version.operation_id = memory_id
         _apply(memory, body)
         memory.revision += 1
         created = False
@@ -169,6 +172,17 @@ def _lock_for_edit(
     if memory.state == MemoryState.quarantined:
         raise NotEditable("A quarantined memory is kept for audit; it cannot be edited.")
     return memory
+
+
+def _slot_written_by(
+    session: Session, *, tenant_id: uuid.UUID, write_id: uuid.UUID
+) -> Memory | None:
+    """The slot memory a keyed write with this derived ID already added a version to."""
+    return session.exec(
+        select(Memory)
+        .join(MemoryVersion, col(MemoryVersion.memory_id) == col(Memory.id))
+        .where(MemoryVersion.operation_id == write_id, Memory.tenant_id == tenant_id)
+    ).first()
 
 
 def _append_version(

@@ -13,9 +13,10 @@ from tests.forgetting.dump import database_text
 REPLAYED = "Idempotent-Replayed"
 
 
-def _create(client: Any, headers: dict[str, str], key: str, text: str, **extra: Any) -> Any:
+def _create(client: Any, headers: dict[str, str], idempotency_key: str, text: str,
+            **extra: Any) -> Any:
     return client.post("/v1/memories", json={"subject": "user:9", "text": text, **extra},
-                       headers={**headers, "Idempotency-Key": key})
+                       headers={**headers, "Idempotency-Key": idempotency_key})
 
 
 def _gone(client: Any, headers: dict[str, str], memory_id: str, word: str) -> None:
@@ -139,3 +140,19 @@ def test_replayed_forget_changes_nothing_more(client: Any, tenant: dict[str, Any
                            headers=tenant["app"]).json()
     assert len(recalled["retractions"]) == 1
     assert uuid.UUID(first.json()["retraction_id"])
+
+
+def test_slot_write_redelivered_after_its_record_expired_adds_no_version(
+    client: Any, tenant: dict[str, Any], owner_conn: Any
+) -> None:
+    first = _create(client, tenant["app"], "slot-1", "I live in Berlin.", key="home").json()
+    second = _create(client, tenant["app"], "slot-2", "I live in Lisbon.", key="home")
+    assert second.status_code == 200 and second.json()["id"] == first["id"]
+    owner_conn.execute("UPDATE operation SET expires_at = now() - interval '1 day'")
+    assert idempotency_tasks.prune_operations() == 2
+    late = _create(client, tenant["app"], "slot-2", "I live in Lisbon.", key="home")
+    assert REPLAYED not in late.headers
+    assert late.json()["id"] == first["id"] and late.json()["revision"] == 2
+    versions = client.get(f"/v1/memories/{first['id']}/versions", headers=tenant["app"])
+    assert [v["text"] for v in versions.json()["data"]] == ["I live in Berlin.",
+                                                            "I live in Lisbon."]
