@@ -159,11 +159,21 @@ class Topic:
         "I now collect stamps", nor "forget my sister's wedding" strike "my sister lives in
         Madrid".
         """
-        return len(self.stems & stems) >= min(2, len(self.stems))
+        shared = sum(1 for stem in self.stems if any(_same_word(stem, own) for own in stems))
+        return shared >= min(2, len(self.stems))
 
     def has_content(self, stems: frozenset[str]) -> bool:
         """Whether a sentence says anything beyond filler and weak words."""
         return not stems <= self.ignorable
+
+
+def _same_word(a: str, b: str) -> bool:
+    # The english stemmer leaves derivations apart ("allergy" → allergi, "allergic" → allerg);
+    # a shared prefix of five letters or more is the same word for this purpose.
+    if a == b:
+        return True
+    short, long_ = sorted((a, b), key=len)
+    return len(short) >= 5 and long_.startswith(short)
 
 
 def topic(session: Session, about: str) -> Topic:

@@ -396,3 +396,11 @@ def test_a_superseded_fact_is_forgotten_too_not_left_in_history(
     results = recall(api, tenant, "what do I collect?")["results"]
     assert [r["memory"]["id"] for r in results] == [new["id"]]
     assert results[0]["history"] == []
+
+
+def test_derived_word_forms_count_as_the_same_word(
+    api: TestClient, tenant: dict[str, Any]
+) -> None:
+    memory = remember(api, tenant, "Allergic to peanuts since childhood.")
+    answer = forget(api, tenant, about="my peanut allergy")
+    assert answer["forgotten"] == [memory["id"]]
