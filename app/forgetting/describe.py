@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from sqlalchemy import text, update
-from sqlmodel import Session, col, func, select
+from sqlmodel import Session, col, select
 
 from app.audit import service as audit
 from app.core import db
@@ -28,6 +28,7 @@ from app.forgetting import retractions, sources
 from app.forgetting import sentences as sentence_rules
 from app.forgetting.forget import forget_one
 from app.forgetting.schemas import DescribeResult, SkippedPublic, StruckPublic
+from app.memories import service as memories_service
 from app.memories.models import LIVE_STATES, Memory, MemoryState, MemoryVersion
 from app.memories.transitions import transition
 from app.recall import candidates
@@ -290,7 +291,7 @@ def _strike(
                 .where(col(MemoryVersion.id) == version_id)
                 .values(text=redacted, embedding=None)
             )
-    _append_version(session, memory, target.new_text, target.embedding)
+    memories_service.append_version(session, memory, target.new_text, target.embedding)
     memory.revision += 1
     memory.updated_at = utcnow()
     session.add(memory)
@@ -303,20 +304,3 @@ def _strike(
         details={"revision": memory.revision, "sentences": target.struck_sentences,
                  "redacted_versions": len(target.redacted) if delete else 0},
     )
-
-
-def _append_version(
-    session: Session, memory: Memory, text_: str, embedding: list[float] | None
-) -> MemoryVersion:
-    # As app.memories.service._append_version: the next seq, and the pointer moves to it.
-    last = session.exec(
-        select(func.max(MemoryVersion.seq)).where(MemoryVersion.memory_id == memory.id)
-    ).one()
-    version = MemoryVersion(
-        tenant_id=memory.tenant_id, memory_id=memory.id, seq=(last or 0) + 1, text=text_,
-        embedding=embedding,
-    )
-    session.add(version)
-    session.flush()
-    memory.current_version_id = version.id
-    return version

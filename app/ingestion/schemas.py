@@ -5,50 +5,22 @@ from __future__ import annotations
 import uuid
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from app.core.schemas import BodyUUID, CleanStr, StrictModel
-from app.memories.models import Volatility
-from app.memories.schemas import (
-    CLOSED,
-    TEXT_MAX,
-    JsonValue,
-    MemoryCreate,
-    NonBlank,
-    VolatilityIn,
-    _integral,
-)
+from app.core.schemas import CleanStr, StrictModel
+from app.memories.schemas import TEXT_MAX, MemoryCreate, MemoryFields, NonBlank
 
 MAX_MEMORIES = 100
 MAX_MESSAGES = 200
 
 
-class IngestMemory(StrictModel):
-    """A `POST /v1/memories` body without `subject` (the ingestion names it once).
+class IngestMemory(MemoryFields):
+    """A `POST /v1/memories` body without `subject` (the ingestion names it once)."""
 
-    Mirrors `MemoryCreate` field for field; tests/ingestion/test_schemas.py fails when the two
-    drift apart.
-    """
-
-    text: NonBlank = Field(min_length=1, max_length=TEXT_MAX, description="1 to 8000 chars.")
-    volatility: VolatilityIn = Volatility.preferential
-    key: NonBlank | None = Field(
-        None, min_length=1, max_length=255,
-        description="A slot: one live memory per (subject, key).",
-    )
-    supersedes: list[BodyUUID] = Field(default_factory=list, max_length=100)
     source: NonBlank | None = Field(
         None, min_length=1, max_length=255,
         description="Defaults to the ingestion's `source` when not given.",
     )
-    derived_from: list[BodyUUID] = Field(default_factory=list, max_length=100)
-    depends_on: dict[CleanStr, CleanStr] = Field(default_factory=dict, json_schema_extra=CLOSED)
-    metadata: dict[CleanStr, JsonValue] = Field(default_factory=dict, json_schema_extra=CLOSED)
-    expected_revision: int | None = Field(
-        None, ge=1, description="With `key`: the slot memory's revision this write replaces."
-    )
-
-    _whole = field_validator("expected_revision", mode="before")(_integral)
 
 
 class IngestMessage(StrictModel):

@@ -35,8 +35,9 @@ def _integral(value: Any) -> Any:
     return value
 
 
-class MemoryCreate(StrictModel):
-    subject: NonBlank = Field(min_length=1, max_length=255, description="Whom it is about.")
+class MemoryFields(StrictModel):
+    """Everything a write says about one memory except whom it is about."""
+
     text: NonBlank = Field(min_length=1, max_length=TEXT_MAX, description="1 to 8000 chars.")
     volatility: VolatilityIn = Volatility.preferential
     key: NonBlank | None = Field(
@@ -53,6 +54,10 @@ class MemoryCreate(StrictModel):
     )
 
     _whole = field_validator("expected_revision", mode="before")(_integral)
+
+
+class MemoryCreate(MemoryFields):
+    subject: NonBlank = Field(min_length=1, max_length=255, description="Whom it is about.")
 
 
 class MemoryPatch(StrictModel):

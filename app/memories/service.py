@@ -78,7 +78,7 @@ def create(
         raise RevisionMismatch(slot.revision if slot else None)
     if slot is not None:
         memory = slot
-        version = _append_version(session, memory, body.text, embedding)
+        version = append_version(session, memory, body.text, embedding)
         # The write's derived ID marks the version, so a redelivery after the operation
         # record expired finds it (see _slot_written_by) instead of adding another.
         version.operation_id = memory_id
@@ -101,7 +101,7 @@ def create(
     if created:
         session.add(memory)
         session.flush()
-        _append_version(session, memory, body.text, embedding)
+        append_version(session, memory, body.text, embedding)
     memory.updated_at = utcnow()
     session.add(memory)
     _record_provenance(session, memory, source=body.source, derived_from=body.derived_from)
@@ -127,7 +127,7 @@ def update(
         # No change, no new revision: the revision counts changes, not requests.
         return MemoryWritten(**queries.view(session, memory).model_dump(), effects=Effects())
     if patch.text is not None:
-        _append_version(session, memory, patch.text, embedding)
+        append_version(session, memory, patch.text, embedding)
     if patch.volatility is not None:
         memory.volatility = patch.volatility.value
     if patch.depends_on is not None:
@@ -185,7 +185,7 @@ def _slot_written_by(
     ).first()
 
 
-def _append_version(
+def append_version(
     session: Session, memory: Memory, text_: str, embedding: list[float] | None
 ) -> MemoryVersion:
     last = session.exec(
