@@ -11,6 +11,7 @@ from app.core import errors
 from app.core.body_limit import BodyLimitMiddleware
 from app.core.config import get_settings
 from app.forgetting.describe_router import router as describe_router
+from app.forgetting.ladder_router import router as ladder_router
 from app.forgetting.router import router as forgetting_router
 from app.health.router import router as health_router
 from app.idempotency.router import router as operations_router
@@ -43,6 +44,7 @@ def create_app() -> FastAPI:
         recall_router,
         forgetting_router,
         describe_router,
+        ladder_router,
         ingestion_router,
         operations_router,
         audit_router,

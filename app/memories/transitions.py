@@ -17,7 +17,8 @@ LEGAL: dict[MemoryState, frozenset[MemoryState]] = {
     S.active: frozenset({S.suspect, S.deprecated, S.quarantined, S.forgotten}),
     S.suspect: frozenset({S.active, S.deprecated, S.quarantined, S.forgotten}),
     S.deprecated: frozenset({S.quarantined, S.forgotten}),
-    S.quarantined: frozenset({S.forgotten}),
+    # Back to active only through the compliance key's explicit release (invariant 1).
+    S.quarantined: frozenset({S.forgotten, S.active}),
     S.forgotten: frozenset(),
 }
 
@@ -40,6 +41,8 @@ def transition(
     if to_state not in LEGAL[current]:
         raise IllegalTransition(f"A {current} memory cannot become {to_state} ({reason}).")
     memory.state = to_state.value
+    if to_state is S.active:
+        memory.flags = []  # the doubts that made it suspect are settled
     if superseded_by is not None:
         memory.superseded_by = superseded_by
     memory.revision += 1
