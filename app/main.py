@@ -10,6 +10,7 @@ from app.audit.router import router as audit_router
 from app.core import errors
 from app.core.body_limit import BodyLimitMiddleware
 from app.core.config import get_settings
+from app.dependencies.router import router as dependencies_router
 from app.forgetting.describe_router import router as describe_router
 from app.forgetting.ladder_router import router as ladder_router
 from app.forgetting.router import router as forgetting_router
@@ -46,6 +47,7 @@ def create_app() -> FastAPI:
         describe_router,
         ladder_router,
         ingestion_router,
+        dependencies_router,
         operations_router,
         audit_router,
     ):

@@ -13,7 +13,7 @@ from celery import Celery
 
 from app.core.config import get_settings
 
-TASK_MODULES = ["app.idempotency.tasks", "app.ingestion.tasks"]
+TASK_MODULES = ["app.idempotency.tasks", "app.ingestion.tasks", "app.dependencies.tasks"]
 
 celery_app = Celery("lethe", include=TASK_MODULES)
 

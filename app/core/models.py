@@ -38,6 +38,7 @@ def timestamp_field(*, nullable: bool = False, server_default: bool = True, **kw
 def import_all_models() -> None:
     """Register every table with the metadata (for Alembic and schema checks)."""
     import app.audit.models
+    import app.dependencies.models
     import app.forgetting.models
     import app.idempotency.models
     import app.memories.models

@@ -1,0 +1,47 @@
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Path
+
+from app.core import uow
+from app.core.deps import AppReader, AppWriter, SessionDep, WorkDep
+from app.core.errors import COMMON_PROBLEMS, problem_responses
+from app.dependencies import service, tasks
+from app.dependencies.schemas import (
+    DependencyChanged,
+    DependencyList,
+    DependencyPublic,
+    DependencyPut,
+)
+from app.idempotency.schemas import OperationPublic
+
+router = APIRouter(
+    prefix="/v1/dependencies", tags=["dependencies"], route_class=uow.LetheRoute,
+    responses=problem_responses(*COMMON_PROBLEMS),
+)
+Key = Annotated[str, Path(min_length=1, max_length=255, pattern=r"^[^\x00]+$")]
+
+
+@router.put("/{key}")
+def put_dependency(
+    key: Key, body: DependencyPut, principal: AppWriter, work: WorkDep
+) -> DependencyChanged:
+    """Set a dependency's value; a change queues the invalidation of dependent memories."""
+    row, operation = service.put(work.open(), tenant_id=principal.tenant_id, key=key,
+                                 value=body.value)
+    invalidation = None
+    if operation is not None:
+        operation_id, tenant_id = operation.id, principal.tenant_id
+        work.after_commit.append(lambda: tasks.send(operation_id, tenant_id))
+        invalidation = OperationPublic.model_validate(operation)
+    return DependencyChanged(key=row.key, value=row.value, changed=operation is not None,
+                             invalidation=invalidation)
+
+
+@router.get("")
+def list_dependencies(principal: AppReader, session: SessionDep) -> DependencyList:
+    """Every dependency's current value."""
+    rows = service.listing(session, tenant_id=principal.tenant_id)
+    return DependencyList(data=[DependencyPublic.model_validate(r, from_attributes=True)
+                                for r in rows])

@@ -1,0 +1,35 @@
+from __future__ import annotations
+
+from datetime import datetime
+
+from pydantic import BaseModel, Field
+
+from app.core.schemas import StrictModel
+from app.idempotency.schemas import OperationPublic
+from app.memories.schemas import NonBlank
+
+
+class DependencyPut(StrictModel):
+    value: NonBlank = Field(min_length=1, max_length=255, description="The new current value.")
+
+
+class DependencyPublic(BaseModel):
+    key: str
+    value: str
+    updated_at: datetime
+
+
+class DependencyChanged(BaseModel):
+    key: str
+    value: str
+    changed: bool
+    invalidation: OperationPublic | None = Field(
+        description="The job marking memories that depend on another value suspect."
+    )
+
+
+class DependencyList(BaseModel):
+    data: list[DependencyPublic]
+    next_cursor: str | None = None
+
+
