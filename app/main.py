@@ -17,6 +17,7 @@ from app.forgetting.router import router as forgetting_router
 from app.health.router import router as health_router
 from app.idempotency.router import router as operations_router
 from app.ingestion.router import router as ingestion_router
+from app.maintenance.router import router as maintenance_router
 from app.memories.router import router as memories_router
 from app.recall.router import router as recall_router
 from app.settings.router import router as settings_router
@@ -48,6 +49,7 @@ def create_app() -> FastAPI:
         ladder_router,
         ingestion_router,
         dependencies_router,
+        maintenance_router,
         operations_router,
         audit_router,
     ):

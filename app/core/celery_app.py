@@ -13,7 +13,12 @@ from celery import Celery
 
 from app.core.config import get_settings
 
-TASK_MODULES = ["app.idempotency.tasks", "app.ingestion.tasks", "app.dependencies.tasks"]
+TASK_MODULES = [
+    "app.idempotency.tasks",
+    "app.ingestion.tasks",
+    "app.dependencies.tasks",
+    "app.maintenance.tasks",
+]
 
 celery_app = Celery("lethe", include=TASK_MODULES)
 
@@ -44,6 +49,7 @@ def _configure(sender: Celery, **_: Any) -> None:
                 "task": "idempotency.prune_operations",
                 "schedule": settings.prune_interval_seconds,
             },
+            "decay": {"task": "forgetting.decay", "schedule": settings.decay_interval_seconds},
             # Re-sends ingestions whose message was lost (a failed send after commit).
             "requeue-stale-ingestions": {"task": "ingestion.requeue_stale", "schedule": 300.0},
         },

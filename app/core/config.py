@@ -65,6 +65,9 @@ class Settings(BaseSettings):
     prune_interval_seconds: float = Field(
         3600.0, gt=0, description="How often beat prunes expired operation records."
     )
+    decay_interval_seconds: float = Field(
+        3600.0, gt=0, description="How often beat moves overdue memories to suspect."
+    )
     console_session_hours: float = Field(
         8.0, gt=0, description="Lifetime of a console login."
     )

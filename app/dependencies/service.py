@@ -81,16 +81,7 @@ def invalidate(session: Session, *, tenant_id: uuid.UUID, operation_id: uuid.UUI
     if operation is None or operation.status in FINISHED:
         return False
     key = str((operation.request_payload or {}).get("key", ""))
-    current = session.get(Dependency, (tenant_id, key))
-    suspected: list[str] = []
-    if current is not None:
-        ids = session.execute(_DEPENDENT, {"tenant_id": tenant_id, "key": key,
-                                           "value": current.value}).scalars().all()
-        for memory_id in ids:
-            memory = session.get(Memory, memory_id)
-            assert memory is not None
-            if mark(session, memory, key=key):
-                suspected.append(str(memory.id))
+    suspected = invalidate_key(session, tenant_id=tenant_id, key=key)
     operation.status = OperationStatus.succeeded
     operation.result = {"suspected": suspected, "key": key}
     operation.request_payload = None
@@ -98,6 +89,22 @@ def invalidate(session: Session, *, tenant_id: uuid.UUID, operation_id: uuid.UUI
     session.add(operation)
     session.flush()
     return True
+
+
+def invalidate_key(session: Session, *, tenant_id: uuid.UUID, key: str) -> list[str]:
+    """Flag every live memory whose `depends_on[key]` differs from the current value."""
+    current = session.get(Dependency, (tenant_id, key))
+    if current is None:
+        return []
+    suspected: list[str] = []
+    ids = session.execute(_DEPENDENT, {"tenant_id": tenant_id, "key": key,
+                                       "value": current.value}).scalars().all()
+    for memory_id in ids:
+        memory = session.get(Memory, memory_id)
+        assert memory is not None
+        if mark(session, memory, key=key):
+            suspected.append(str(memory.id))
+    return suspected
 
 
 def mark(session: Session, memory: Memory, *, key: str) -> bool:

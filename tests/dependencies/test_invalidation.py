@@ -85,7 +85,7 @@ def test_reruns_and_overlapping_runs_mark_once(
 
     def run() -> None:
         barrier.wait()
-        outcomes.append(dependency_tasks.invalidate(operation_id, tenant["id"]))
+        outcomes.append(dependency_tasks.invalidate.run(operation_id, tenant["id"]))
 
     threads = [threading.Thread(target=run) for _ in range(2)]
     for thread in threads:

@@ -1,0 +1,126 @@
+"""Volatility decay and the maintenance endpoint: controlled time, overlapping runs, a worker."""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from datetime import timedelta
+from typing import Any
+
+import pytest
+
+from app.core import db
+from app.core.models import utcnow
+from app.core.runtime import get_runtime
+from app.forgetting import decay
+from app.maintenance import tasks as maintenance_tasks
+from tests.core.test_celery_worker import worker
+
+SUBJECT = "user:decay"
+
+
+def _remember(client: Any, tenant: dict[str, Any], text: str, volatility: str) -> str:
+    response = client.post("/v1/memories", json={"subject": SUBJECT, "text": text,
+                                                 "volatility": volatility},
+                           headers=tenant["app"])
+    assert response.status_code == 201, response.text
+    memory_id: str = response.json()["id"]
+    return memory_id
+
+
+def _state(client: Any, tenant: dict[str, Any], memory_id: str) -> tuple[str, list[str]]:
+    body = client.get(f"/v1/memories/{memory_id}", headers=tenant["app"]).json()
+    return body["state"], body["flags"]
+
+
+def test_each_class_decays_after_its_own_half_life(client: Any, tenant: dict[str, Any]) -> None:
+    trip = _remember(client, tenant, "Is in Rome this week.", "situational")
+    taste = _remember(client, tenant, "Prefers aisle seats.", "preferential")
+    with db.session_scope(uuid.UUID(tenant["id"])) as session:
+        moved = decay.decay(session, tenant_id=uuid.UUID(tenant["id"]),
+                            now=utcnow() + timedelta(days=6.9))
+    assert moved == []
+    with db.session_scope(uuid.UUID(tenant["id"])) as session:
+        moved = decay.decay(session, tenant_id=uuid.UUID(tenant["id"]),
+                            now=utcnow() + timedelta(days=7.1))
+    assert moved == [trip]
+    assert _state(client, tenant, trip) == ("suspect", ["stale"])
+    assert _state(client, tenant, taste) == ("active", [])
+
+
+def test_tenant_half_lives_and_confirmation_reset_the_clock(
+    client: Any, tenant: dict[str, Any]
+) -> None:
+    client.patch("/v1/settings", json={"half_lives": {"preferential": 0.5}},
+                 headers=tenant["compliance"])
+    taste = _remember(client, tenant, "Prefers window seats.", "preferential")
+    tenant_id = uuid.UUID(tenant["id"])
+    with db.session_scope(tenant_id) as session:
+        assert decay.decay(session, tenant_id=tenant_id,
+                           now=utcnow() + timedelta(days=0.6)) == [taste]
+    confirmed = client.post(f"/v1/memories/{taste}/confirm", headers=tenant["app"])
+    assert confirmed.json()["state"] == "active" and confirmed.json()["flags"] == []
+    with db.session_scope(tenant_id) as session:
+        assert decay.decay(session, tenant_id=tenant_id,
+                           now=utcnow() + timedelta(days=0.4)) == []
+
+
+def test_two_beat_ticks_at_once_move_each_memory_once(
+    client: Any, tenant: dict[str, Any], owner_conn: Any
+) -> None:
+    ids = [_remember(client, tenant, f"Visiting friend number {n}.", "situational")
+           for n in range(5)]
+    owner_conn.execute("UPDATE memory SET last_validated_at = now() - interval '8 days'")
+    barrier = threading.Barrier(2)
+    counts: list[int] = []
+
+    def tick() -> None:
+        barrier.wait()
+        # `.run` is the task's body: Celery's call wrapper is not safe to first-use from two
+        # threads at once, and the point here is the database's serialization.
+        counts.append(maintenance_tasks.decay_all.run())
+
+    threads = [threading.Thread(target=tick) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(counts) == 2 and sum(counts) == 5
+    events = owner_conn.execute(
+        "SELECT count(*) FROM audit_event WHERE to_state = 'suspect'").fetchone()[0]
+    assert events == 5
+    assert all(_state(client, tenant, i) == ("suspect", ["stale"]) for i in ids)
+
+
+def test_maintenance_endpoint_rules(client: Any, tenant: dict[str, Any]) -> None:
+    assert client.post("/v1/maintenance/decay", headers=tenant["app"]).status_code == 403
+    assert client.post("/v1/maintenance/retention",
+                       headers=tenant["compliance"]).status_code == 409
+    assert client.post("/v1/maintenance/sweep", headers=tenant["compliance"]).status_code == 422
+    accepted = client.post("/v1/maintenance/invalidate", headers=tenant["compliance"])
+    assert accepted.status_code == 202 and accepted.json()["status"] == "queued"
+    assert maintenance_tasks.run(accepted.json()["id"], tenant["id"]) is True
+    assert maintenance_tasks.run(accepted.json()["id"], tenant["id"]) is False
+
+
+@pytest.mark.slow
+def test_maintenance_decay_runs_now_through_a_real_worker(
+    client: Any, tenant: dict[str, Any], owner_conn: Any
+) -> None:
+    trip = _remember(client, tenant, "Is in Oslo until Friday.", "situational")
+    owner_conn.execute("UPDATE memory SET last_validated_at = now() - interval '8 days'")
+    with worker(get_runtime().broker_url, "celery") as process:
+        accepted = client.post("/v1/maintenance/decay", headers=tenant["compliance"])
+        assert accepted.status_code == 202
+        operation_id = accepted.json()["id"]
+        deadline = time.monotonic() + 90
+        body: dict[str, Any] = {}
+        while time.monotonic() < deadline:
+            body = client.get(f"/v1/operations/{operation_id}", headers=tenant["app"]).json()
+            if body["status"] == "succeeded":
+                break
+            assert process.poll() is None, "worker died"
+            time.sleep(0.3)
+    assert body["status"] == "succeeded" and body["result"]["suspected"] == [trip]
+    assert _state(client, tenant, trip) == ("suspect", ["stale"])
