@@ -6,7 +6,14 @@ import uuid
 from datetime import datetime
 from typing import Annotated, Any
 
-from pydantic import BaseModel, Field, Strict, StringConstraints, field_validator
+from pydantic import (
+    BaseModel,
+    Field,
+    GetJsonSchemaHandler,
+    Strict,
+    StringConstraints,
+    field_validator,
+)
 from typing_extensions import TypeAliasType
 
 from app.core.schemas import BodyUUID, CleanStr, StrictModel
@@ -19,9 +26,22 @@ VolatilityIn = Annotated[Volatility, Strict(False)]
 # (so clients and property tests see them), not found later as a 500 or a junk row.
 NonBlank = Annotated[str, StringConstraints(pattern=r"^[^\x00]*[^\s\x00][^\x00]*$")]
 # Free-form JSON for `metadata`, minus the NUL that jsonb refuses.
+class _ClosedKeys:
+    """In the JSON schema, an object's keys must match its key pattern (no NUL), at any depth."""
+
+    @classmethod
+    def __get_pydantic_json_schema__(
+        cls, core_schema: Any, handler: GetJsonSchemaHandler
+    ) -> dict[str, Any]:
+        schema: dict[str, Any] = handler(core_schema)
+        schema["additionalProperties"] = False
+        return schema
+
+
 JsonValue = TypeAliasType(
     "JsonValue",
-    "CleanStr | int | float | bool | list[JsonValue] | dict[CleanStr, JsonValue] | None",
+    "CleanStr | int | float | bool | list[JsonValue] "
+    "| Annotated[dict[CleanStr, JsonValue], _ClosedKeys] | None",
 )
 
 # Keys are constrained by `patternProperties`; without this, a key outside it would look valid.
