@@ -15,8 +15,7 @@ log = logging.getLogger(__name__)
 @celery_app.task(name="idempotency.prune_operations", acks_late=True)
 def prune_operations() -> int:
     """Delete expired operation records of every tenant; safe to run twice at once."""
-    with db.maintenance_scope() as session:
-        tenant_ids = tenants.tenant_ids(session)
+    tenant_ids = tenants.all_tenant_ids()
     removed = 0
     for tenant_id in tenant_ids:
         with db.session_scope(tenant_id) as session:

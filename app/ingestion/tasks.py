@@ -140,8 +140,7 @@ def send(operation_id: uuid.UUID, tenant_id: uuid.UUID) -> None:
 def requeue_stale() -> int:
     """Send again every ingestion left pending too long (sending twice is harmless)."""
     before = utcnow() - STALE_AFTER
-    with db.maintenance_scope() as session:
-        tenant_ids = tenants.tenant_ids(session)
+    tenant_ids = tenants.all_tenant_ids()
     sent = 0
     for tenant_id in tenant_ids:
         with db.session_scope(tenant_id) as session:

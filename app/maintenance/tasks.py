@@ -24,8 +24,7 @@ def run(operation_id: str, tenant_id: str) -> bool:
 @celery_app.task(name="forgetting.decay", acks_late=True)
 def decay_all() -> int:
     """Beat: decay every tenant, one transaction each; overlapping runs move nothing twice."""
-    with db.maintenance_scope() as session:
-        tenant_ids = tenants.tenant_ids(session)
+    tenant_ids = tenants.all_tenant_ids()
     moved = 0
     for tenant_id in tenant_ids:
         with db.session_scope(tenant_id) as session:

@@ -83,6 +83,7 @@ def authenticate(
     return Principal(tenant_id=key.tenant_id, key_id=key.id, role=key.role)
 
 
-def tenant_ids(session: Session) -> list[uuid.UUID]:
-    """Every tenant's ID; only answers inside `db.maintenance_scope`."""
-    return list(session.exec(select(Tenant.id).order_by(col(Tenant.created_at))).all())
+def all_tenant_ids() -> list[uuid.UUID]:
+    """Every tenant's ID, for beat jobs that then work per tenant under row-level security."""
+    with db.maintenance_scope() as session:
+        return list(session.exec(select(Tenant.id).order_by(col(Tenant.created_at))).all())
