@@ -41,6 +41,8 @@ def main() -> None:
     parser.add_argument("--writes", type=int, default=1_000, help="API writes to time")
     parser.add_argument("--queries", type=int, default=300, help="recalls per concurrency")
     parser.add_argument("--data-dir", type=Path, default=None)
+    parser.add_argument("--seed-only", action="store_true",
+                        help="seed --data-dir for later runs and stop")
     args = parser.parse_args()
 
     data_dir = args.data_dir or Path(tempfile.mkdtemp(prefix="lethe-bench-"))
@@ -78,6 +80,10 @@ def main() -> None:
         print(f"  seeded in {time.perf_counter() - started:.0f} s", flush=True)
         state_file.write_text(json.dumps({"tenant_id": str(tenant_id), "app_key": app_key,
                                           "memories": args.memories}))
+    if args.seed_only:
+        if runtime.embedded_server is not None:
+            runtime.embedded_server.stop()
+        return
 
     try:
         with live_api(runtime) as base:
@@ -91,6 +97,10 @@ def main() -> None:
             writes = _write_throughput(base, headers, subjects, args.writes)
             recall_1 = _recall_latencies(base, headers, asks, concurrency=1)
             recall_8 = _recall_latencies(base, headers, asks, concurrency=8)
+        import torch
+
+        # The query embedding alone, as the server computes it: one thread per request.
+        torch.set_num_threads(1)
         embed_ms = _timed([lambda q=q: model.embed_one(q) for _, q in asks])
         vectors = {q: model.embed_one(q) for q in QUERIES}
         bare_ms, hnsw_recall = _bare_and_exact(owner, tenant_id, asks, vectors)

@@ -146,9 +146,11 @@ class LetheRoute(APIRoute):
                 await run_in_threadpool(uow.rollback)
                 return _replayed(replay.replay)
             except BaseException:
-                await run_in_threadpool(uow.rollback)
+                if uow.session is not None:
+                    await run_in_threadpool(uow.rollback)
                 raise
-            await run_in_threadpool(uow.finish, response)
+            if uow.session is not None:  # a read that never opened it has nothing to finish
+                await run_in_threadpool(uow.finish, response)
             return response
 
         return route_handler

@@ -6,9 +6,10 @@ import base64
 import binascii
 import json
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import and_, or_, tuple_
 from sqlmodel import Session, col, select
@@ -65,6 +66,26 @@ def public(memory: Memory, version: MemoryVersion) -> MemoryPublic:
         created_at=memory.created_at,
         updated_at=memory.updated_at,
         last_validated_at=memory.last_validated_at,
+    )
+
+
+# What `public_from_row` needs, for statements over `memory m JOIN memory_version v` that
+# skip the ORM (recall's hot path); `updated_at` is the memory's.
+PUBLIC_COLUMNS = (
+    "m.id, m.subject, v.text, m.revision, v.id AS version_id, v.seq AS version_seq, m.state, "
+    "m.volatility, m.key, m.source, m.depends_on, m.metadata, m.superseded_by, m.flags, "
+    "m.created_at, m.updated_at, m.last_validated_at"
+)
+
+
+def public_from_row(row: Mapping[Any, Any]) -> MemoryPublic:
+    return MemoryPublic(
+        id=row["id"], subject=row["subject"], text=row["text"], revision=row["revision"],
+        version=VersionRef(id=row["version_id"], seq=row["version_seq"]),
+        state=MemoryState(row["state"]), volatility=row["volatility"], key=row["key"],
+        source=row["source"], depends_on=row["depends_on"], metadata=row["metadata"],
+        superseded_by=row["superseded_by"], flags=row["flags"], created_at=row["created_at"],
+        updated_at=row["updated_at"], last_validated_at=row["last_validated_at"],
     )
 
 

@@ -121,3 +121,33 @@ def test_bad_recall_requests_are_422(client: Any, tenant: dict[str, Any],
     response = client.post("/v1/recall", json=body, headers=tenant["app"])
     assert response.status_code == 422
     assert response.headers["content-type"].startswith("application/problem+json")
+
+
+def test_a_memory_forgotten_between_the_two_halves_is_not_returned(
+    client: Any, tenant: dict[str, Any]
+) -> None:
+    """The lexical half is read while the query embeds; the second half re-checks state."""
+    from app.embeddings.runtime import embedder
+    from app.forgetting.forget import forget_one
+    from app.recall import service
+    from app.recall.schemas import RecallRequest
+
+    gone = _remember(client, tenant["app"], "My locker code at the ZX-400 gym is 4471.")
+    kept = _remember(client, tenant["app"], "I renewed the ZX-400 gym membership in May.")
+    tenant_id = uuid.UUID(tenant["id"])
+    request = RecallRequest(subject="user:1", query="ZX-400 gym locker code")
+    with db.session_scope(tenant_id) as session:
+        lexical = service.read_lexical(session, tenant_id=tenant_id, request=request)
+    assert lexical.keyword_ids is not None
+    assert uuid.UUID(gone["id"]) in lexical.keyword_ids
+    with db.session_scope(tenant_id) as session:
+        row = session.get(Memory, uuid.UUID(gone["id"]))
+        assert row is not None
+        forget_one(session, row, reason="test", actor="system:test")
+    with db.session_scope(tenant_id) as session:
+        answer = service.read_vector_and_results(
+            session, request=request, embedding=embedder().embed_one(request.query),
+            lexical=lexical,
+        )
+    ids = [str(result.memory.id) for result in answer.results]
+    assert gone["id"] not in ids and kept["id"] in ids
