@@ -1,9 +1,8 @@
 """Hybrid recall: vector and full-text candidates fused by reciprocal rank.
 
-A recall is two halves. The lexical half (full-text candidates and the subject's retractions)
-needs no embedding, so the API reads it in its own short transaction while the query is being
-embedded; the vector half then reads the nearest neighbours and loads the results, re-checking
-their state, in a second transaction. Neither transaction is open while the model runs.
+Two halves read in one transaction, after the query was embedded: the lexical half (full-text
+candidates, the subject's retractions) and the vector half with the result load, which
+re-checks each result's state (under READ COMMITTED every statement sees the latest commits).
 """
 
 from __future__ import annotations
@@ -107,7 +106,6 @@ def recall(
     session: Session, *, tenant_id: uuid.UUID, request: RecallRequest,
     embedding: Sequence[float] | None,
 ) -> RecallResponse:
-    """Both halves in one transaction (for callers that already hold one)."""
     lexical = read_lexical(session, tenant_id=tenant_id, request=request)
     return read_vector_and_results(session, request=request, embedding=embedding,
                                    lexical=lexical)

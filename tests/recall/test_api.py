@@ -123,10 +123,10 @@ def test_bad_recall_requests_are_422(client: Any, tenant: dict[str, Any],
     assert response.headers["content-type"].startswith("application/problem+json")
 
 
-def test_a_memory_forgotten_between_the_two_halves_is_not_returned(
+def test_a_memory_forgotten_after_the_keyword_read_is_not_returned(
     client: Any, tenant: dict[str, Any]
 ) -> None:
-    """The lexical half is read while the query embeds; the second half re-checks state."""
+    """The result load re-checks state: a candidate forgotten after its list was read is dropped."""
     from app.embeddings.runtime import embedder
     from app.forgetting.forget import forget_one
     from app.recall import service
