@@ -35,16 +35,63 @@ TEMPLATES = [
 ]
 
 
+# The same fact said differently, slot for slot with TEMPLATES: near-duplicates that
+# consolidation should find and that share few exact words with their original.
+PARAPHRASES = [
+    "Has been living in {city} for {n} years now.",
+    "Is a {job} at a firm of roughly {n}0 employees.",
+    "Looks after {pet} at home, every morning without fail.",
+    "Loves eating {food}, above all on {day} evenings.",
+    "Took up {hobby} around {n} years ago and does it at weekends.",
+    "Writes everything in {tool} and hates changing tools.",
+    "Visits their {relative} in {city} every {n} months.",
+    "Has an allergy to {allergy}, so never suggest meals containing it.",
+    "Meets the team on a recurring call each {day} at {n}:30.",
+    "Will travel to {city} in {n} weeks to attend a conference.",
+    "Likes short, direct answers of at most {n} sentences.",
+    "Practises {hobby} {n} times a week while learning it.",
+    "Keeps project notes in {tool} and shares them every {day}.",
+    "Is unavailable for calls until {n} am due to the school run.",
+]
+
+
+def _slots(rng: random.Random) -> dict[str, object]:
+    # Drawn in this order so `memory_texts` stays what it was for a given seed.
+    return {
+        "city": rng.choice(CITIES), "job": rng.choice(JOBS), "pet": rng.choice(PETS),
+        "food": rng.choice(FOODS), "hobby": rng.choice(HOBBIES), "tool": rng.choice(TOOLS),
+        "relative": rng.choice(RELATIVES), "day": rng.choice(DAYS),
+        "allergy": rng.choice(ALLERGIES), "n": rng.randint(2, 12),
+    }
+
+
 def memory_texts(count: int, *, seed: int = 7) -> Iterator[str]:
     rng = random.Random(seed)
     for index in range(count):
-        template = TEMPLATES[index % len(TEMPLATES)]
-        yield template.format(
-            city=rng.choice(CITIES), job=rng.choice(JOBS), pet=rng.choice(PETS),
-            food=rng.choice(FOODS), hobby=rng.choice(HOBBIES), tool=rng.choice(TOOLS),
-            relative=rng.choice(RELATIVES), day=rng.choice(DAYS), allergy=rng.choice(ALLERGIES),
-            n=rng.randint(2, 12),
-        )
+        yield TEMPLATES[index % len(TEMPLATES)].format(**_slots(rng))
+
+
+def subject_memories(
+    subjects: int, per_subject: int, *, duplicate_share: float = 0.1, seed: int = 13
+) -> Iterator[tuple[int, str, str]]:
+    """(subject index, text, the fact it states): a paraphrase states its original's fact.
+
+    Besides the paraphrases, a subject holds several facts from one template with other
+    values ("Lives in Oslo…", "Lives in Lima…"): similar, but not duplicates; and, by chance,
+    exact repeats (a template with one small slot drawn twice).
+    """
+    rng = random.Random(seed)
+    paraphrased = round(per_subject * duplicate_share)
+    for subject in range(subjects):
+        originals = []
+        for index in range(per_subject - paraphrased):
+            template, slots = (subject + index) % len(TEMPLATES), _slots(rng)
+            originals.append((template, slots))
+            fact = TEMPLATES[template].format(**slots)
+            yield subject, fact, fact
+        for template, slots in rng.sample(originals, paraphrased):
+            stated = TEMPLATES[template].format(**slots)
+            yield subject, PARAPHRASES[template].format(**slots), stated
 
 
 QUERIES = [

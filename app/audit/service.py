@@ -13,7 +13,10 @@ import uuid
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
+from sqlalchemy import event as sa_event
 from sqlalchemy import text
+from sqlalchemy.orm import Session as OrmSession
+from sqlalchemy.orm import SessionTransaction
 from sqlmodel import Session, col, select
 
 from app.audit import chain, content
@@ -51,8 +54,12 @@ def record(
     to_state: str | None = None,
     reason: str | None = None,
     details: Mapping[str, Any] | None = None,
+    flush: bool = True,
 ) -> AuditEvent:
     """Append one event to the tenant's chain (flushes, never commits).
+
+    ``flush=False`` leaves the event pending for the session's next flush, so a job
+    appending thousands writes them in a few multi-row statements; it stays in chain order.
 
     Raises ValueError for anything that could carry content: a reason over 500 characters, a
     details string over 200, or a malformed actor, action or target.
@@ -73,16 +80,40 @@ def record(
         "reason": content.check_text("reason", reason, content.REASON_MAX),
         "details": content.normalize_details(details),
     }
-    _lock_chain(session, tenant_id)
-    seq, prev_hash = _head(session, tenant_id)
+    heads = session.info.setdefault(_HEADS, {})
+    if tenant_id not in heads:
+        _lock_chain(session, tenant_id)
+        heads[tenant_id] = _head(session, tenant_id)
+    seq, prev_hash = heads[tenant_id]
     event = AuditEvent(
         tenant_id=tenant_id, seq=seq + 1, prev_hash=prev_hash, created_at=utcnow(), hash="",
         **fields,
     )
     event.hash = chain.digest(event)
     session.add(event)
-    session.flush()
+    if flush:
+        session.flush()
+    heads[tenant_id] = (event.seq, event.hash)
     return event
+
+
+# The chain head per tenant, known while this transaction holds the tenant's chain lock: no
+# other transaction can append meanwhile, so a job appending thousands of events reads the
+# head and takes the lock once instead of once per event. Forgotten when the transaction or
+# a savepoint ends and on any rollback: a rolled-back savepoint takes its events (and the
+# lock, if it was taken inside) with it. The subtransaction every flush opens does not count.
+_HEADS = "lethe.audit_heads"
+
+
+@sa_event.listens_for(OrmSession, "after_transaction_end")
+def _forget_heads_at_end(session: OrmSession, transaction: SessionTransaction) -> None:
+    if transaction.parent is None or transaction.nested:
+        session.info.pop(_HEADS, None)
+
+
+@sa_event.listens_for(OrmSession, "after_soft_rollback")
+def _forget_heads_on_rollback(session: OrmSession, _previous: SessionTransaction) -> None:
+    session.info.pop(_HEADS, None)
 
 
 def _lock_chain(session: Session, tenant_id: uuid.UUID) -> None:

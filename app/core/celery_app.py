@@ -18,6 +18,7 @@ TASK_MODULES = [
     "app.ingestion.tasks",
     "app.dependencies.tasks",
     "app.maintenance.tasks",
+    "app.forgetting.tasks",
 ]
 
 celery_app = Celery("lethe", include=TASK_MODULES)
@@ -50,6 +51,10 @@ def _configure(sender: Celery, **_: Any) -> None:
                 "schedule": settings.prune_interval_seconds,
             },
             "decay": {"task": "forgetting.decay", "schedule": settings.decay_interval_seconds},
+            "consolidate": {"task": "forgetting.consolidate",
+                            "schedule": settings.consolidate_interval_seconds},
+            "retention": {"task": "forgetting.retention",
+                          "schedule": settings.retention_interval_seconds},
             # Re-sends ingestions whose message was lost (a failed send after commit).
             "requeue-stale-ingestions": {"task": "ingestion.requeue_stale", "schedule": 300.0},
         },

@@ -68,6 +68,21 @@ class Settings(BaseSettings):
     decay_interval_seconds: float = Field(
         3600.0, gt=0, description="How often beat moves overdue memories to suspect."
     )
+    consolidate_interval_seconds: float = Field(
+        21600.0, gt=0,
+        description="How often beat collapses near-duplicate live memories of each subject "
+        "into the newest.",
+    )
+    retention_interval_seconds: float = Field(
+        86400.0, gt=0,
+        description="How often beat quarantines memories deprecated past the tenant's window "
+        "and forgets those quarantined past theirs (windows are days, so daily suffices).",
+    )
+    maintenance_batch_size: int = Field(
+        1000, ge=1, le=100_000,
+        description="Memories a ladder job (decay, retention) moves per transaction, so a "
+        "large run never holds a tenant's audit chain lock for long.",
+    )
     console_session_hours: float = Field(
         8.0, gt=0, description="Lifetime of a console login."
     )
@@ -87,6 +102,22 @@ class Settings(BaseSettings):
         1, ge=1, le=64,
         description="Torch threads per local embedding call. 1 suits a server embedding many "
         "requests in parallel; raise it for bulk loads in a process of their own.",
+    )
+
+    judge_url: str | None = Field(
+        None,
+        description="Base URL of an OpenAI-compatible chat-completions API that decides the "
+        "memory pairs the contradiction rule is unsure about (it receives both texts). Unset: "
+        "the deterministic rule decides alone.",
+    )
+    judge_model: str = Field("gpt-4o-mini", description="Model name sent to the judge API.")
+    judge_api_key: str | None = Field(None, description="Bearer key of the judge API.")
+    judge_timeout_seconds: float = Field(
+        5.0, gt=0, le=120,
+        description="A judge slower than this is ignored; the deterministic verdict stands.",
+    )
+    judge_max_pairs: int = Field(
+        3, ge=0, le=20, description="Borderline pairs one write may ask the judge about."
     )
 
     @model_validator(mode="after")

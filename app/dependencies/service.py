@@ -18,12 +18,13 @@ from app.audit import service as audit
 from app.core.models import utcnow
 from app.dependencies.models import Dependency
 from app.idempotency.models import Operation, OperationStatus
-from app.memories.models import Memory, MemoryState
+from app.memories.models import LIVE_STATES, Memory, MemoryState
 from app.memories.transitions import transition
 
 KIND = "invalidate"
 FLAG = "dependency-changed"
 ACTOR = audit.system_actor("invalidate")
+LIVE = [state.value for state in LIVE_STATES]
 FINISHED = (OperationStatus.succeeded, OperationStatus.failed)
 # Job records live as long as idempotency records do; pruning only removes finished ones.
 RETENTION = timedelta(days=7)
@@ -60,17 +61,6 @@ def listing(session: Session, *, tenant_id: uuid.UUID) -> Sequence[Dependency]:
     ).all()
 
 
-_DEPENDENT = text(
-    """
-    SELECT id FROM memory
-    WHERE tenant_id = :tenant_id AND state IN ('active', 'suspect')
-      AND depends_on ? :key AND depends_on ->> :key <> :value
-    ORDER BY id
-    FOR UPDATE
-    """
-)
-
-
 def invalidate(session: Session, *, tenant_id: uuid.UUID, operation_id: uuid.UUID) -> bool:
     """Mark live memories depending on another value suspect; False if already finished."""
     operation = session.exec(
@@ -96,28 +86,32 @@ def invalidate_key(session: Session, *, tenant_id: uuid.UUID, key: str) -> list[
     current = session.get(Dependency, (tenant_id, key))
     if current is None:
         return []
-    suspected: list[str] = []
-    ids = session.execute(_DEPENDENT, {"tenant_id": tenant_id, "key": key,
-                                       "value": current.value}).scalars().all()
-    for memory_id in ids:
-        memory = session.get(Memory, memory_id)
-        assert memory is not None
-        if mark(session, memory, key=key):
-            suspected.append(str(memory.id))
+    # Locked in id order in one statement, loaded with the lock (no read per memory).
+    dependent = (
+        select(Memory)
+        .where(Memory.tenant_id == tenant_id, col(Memory.state).in_(LIVE),
+               text("depends_on ? :key AND depends_on ->> :key <> :value")
+               .bindparams(key=key, value=current.value))
+        .order_by(col(Memory.id))
+        .with_for_update()
+        .execution_options(populate_existing=True)
+    )
+    suspected = [str(memory.id) for memory in session.exec(dependent).all()
+                 if mark(session, memory, key=key)]
+    session.flush()
     return suspected
 
 
 def mark(session: Session, memory: Memory, *, key: str) -> bool:
-    """Flag one locked memory; False when an earlier run already did."""
+    """Flag one locked memory; False when an earlier run already did. The caller flushes."""
     if FLAG in memory.flags:
         return False
     memory.flags = [*memory.flags, FLAG]
     if memory.state == MemoryState.active:
         transition(session, memory, MemoryState.suspect, reason=f"dependency {key} changed",
-                   actor=ACTOR)
+                   actor=ACTOR, flush=False)
     else:  # already suspect: the new doubt is still a change to the memory
         memory.revision += 1
         memory.updated_at = utcnow()
         session.add(memory)
-        session.flush()
     return True

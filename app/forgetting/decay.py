@@ -9,8 +9,8 @@ from __future__ import annotations
 import uuid
 from datetime import datetime, timedelta
 
-from sqlalchemy import text
-from sqlmodel import Session
+from sqlalchemy import and_, or_
+from sqlmodel import Session, col, select
 
 from app.audit import service as audit
 from app.core.models import utcnow
@@ -21,37 +21,42 @@ from app.settings import service as tenant_settings
 FLAG = "stale"
 ACTOR = audit.system_actor("decay")
 
-# Re-checked after the row lock (READ COMMITTED), so an overlapping run skips what the first
-# one already moved.
-_DUE = text(
-    """
-    SELECT id FROM memory
-    WHERE tenant_id = :tenant_id AND state = 'active' AND volatility = :volatility
-      AND last_validated_at < :cutoff
-    ORDER BY id
-    FOR UPDATE
-    """
-)
 
+def decay(
+    session: Session, *, tenant_id: uuid.UUID, now: datetime | None = None,
+    limit: int | None = None,
+) -> list[str]:
+    """Move every overdue active memory of the tenant to suspect with flag `stale`.
 
-def decay(session: Session, *, tenant_id: uuid.UUID, now: datetime | None = None) -> list[str]:
-    """Move every overdue active memory of the tenant to suspect with flag `stale`."""
+    With ``limit`` at most that many move, so a caller can commit in batches; fewer than
+    ``limit`` means nothing else was due at ``now``.
+    """
     now = now or utcnow()
     half_lives = tenant_settings.get(session, tenant_id=tenant_id).half_lives
+    days = {volatility: float(getattr(half_lives, volatility.value)) for volatility in Volatility}
+    # Every row lock first, in id order, in one statement: audit appends hold the tenant's
+    # chain lock until commit, so no row lock may be waited for after the first append. A
+    # concurrent run waits on the locked rows; once they are committed they no longer match
+    # (PostgreSQL re-checks a locked row's WHERE clause), so nothing moves twice.
+    due = (
+        select(Memory)
+        .where(Memory.tenant_id == tenant_id, col(Memory.state) == MemoryState.active.value,
+               or_(*(and_(col(Memory.volatility) == volatility.value,
+                          col(Memory.last_validated_at) < now - timedelta(days=half_life))
+                     for volatility, half_life in days.items())))
+        .order_by(col(Memory.id))
+        .limit(limit)
+        .with_for_update()
+        .execution_options(populate_existing=True)
+    )
     moved: list[str] = []
-    for volatility in Volatility:
-        days = float(getattr(half_lives, volatility.value))
-        cutoff = now - timedelta(days=days)
-        ids = session.execute(_DUE, {"tenant_id": tenant_id, "volatility": volatility.value,
-                                     "cutoff": cutoff}).scalars().all()
-        for memory_id in ids:
-            memory = session.get(Memory, memory_id)
-            assert memory is not None
-            if memory.state != MemoryState.active:
-                continue
-            memory.flags = [*memory.flags, FLAG] if FLAG not in memory.flags else memory.flags
-            transition(session, memory, MemoryState.suspect,
-                       reason=f"{volatility.value} half-life of {days:g} days elapsed",
-                       actor=ACTOR)
-            moved.append(str(memory.id))
+    for memory in session.exec(due).all():
+        if memory.state != MemoryState.active:
+            continue  # the lock returns the row as committed; the database re-checked it too
+        volatility = Volatility(memory.volatility)
+        memory.flags = [*memory.flags, FLAG] if FLAG not in memory.flags else memory.flags
+        transition(session, memory, MemoryState.suspect, actor=ACTOR, flush=False,
+                   reason=f"{volatility.value} half-life of {days[volatility]:g} days elapsed")
+        moved.append(str(memory.id))
+    session.flush()
     return moved

@@ -227,9 +227,7 @@ _REDACT_OPERATIONS = text(
     SET response_body = jsonb_build_object('id', CAST(:memory_id AS text),
                                            'state', CAST(:state AS text)),
         response_headers = '{}'::jsonb
-    WHERE response_body IS NOT NULL
-      AND jsonb_typeof(response_body) = 'object'
-      AND response_body ->> 'id' = CAST(:memory_id AS text)
+    WHERE response_id = CAST(:memory_id AS text)
     """
 )
 

@@ -18,9 +18,7 @@ _REDACT_OPERATIONS = text(
     UPDATE operation
     SET response_body = jsonb_build_object('id', CAST(:memory_id AS text), 'state', 'forgotten'),
         response_headers = '{}'::jsonb
-    WHERE response_body IS NOT NULL
-      AND jsonb_typeof(response_body) = 'object'
-      AND response_body ->> 'id' = CAST(:memory_id AS text)
+    WHERE response_id = CAST(:memory_id AS text)
     """
 )
 
@@ -31,6 +29,9 @@ def purge_memory(session: Session, memory: Memory) -> None:
         update(MemoryVersion)
         .where(col(MemoryVersion.memory_id) == memory.id)
         .values(text="", embedding=None)
+        # Sync loaded versions by the ids the UPDATE returns; the default ("evaluate") walks
+        # the whole identity map on every call, quadratic over a job purging thousands.
+        .execution_options(synchronize_session="fetch")
     )
     memory.key = None
     memory.depends_on = {}

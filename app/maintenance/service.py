@@ -10,10 +10,9 @@ from typing import Any
 
 from sqlmodel import Session, select
 
-from app.core.errors import Conflict
 from app.core.models import utcnow
 from app.dependencies import service as dependencies
-from app.forgetting import decay
+from app.forgetting import consolidation, decay, retention
 from app.idempotency.models import Operation, OperationStatus
 
 RETENTION = timedelta(days=7)
@@ -27,19 +26,8 @@ class Job(enum.StrEnum):
     invalidate = "invalidate"
 
 
-AVAILABLE = (Job.decay, Job.invalidate)
-
-
-class JobNotAvailable(Conflict):
-    # 409, not 501: the job is part of the contract, this installation cannot run it yet.
-    slug, title = "job-not-available", "This maintenance job is not available yet"
-
-
 def accept(session: Session, *, tenant_id: uuid.UUID, job: Job,
            api_key_id: uuid.UUID | None) -> Operation:
-    if job not in AVAILABLE:
-        raise JobNotAvailable(f"`{job}` is not available yet; available: "
-                              + ", ".join(j.value for j in AVAILABLE) + ".")
     now = utcnow()
     operation = Operation(
         tenant_id=tenant_id, api_key_id=api_key_id, kind=f"maintenance.{job.value}",
@@ -74,6 +62,11 @@ def run(session: Session, *, tenant_id: uuid.UUID, operation_id: uuid.UUID) -> b
 def _run_job(session: Session, *, tenant_id: uuid.UUID, job: Job) -> dict[str, Any]:
     if job is Job.decay:
         return {"job": job.value, "suspected": decay.decay(session, tenant_id=tenant_id)}
+    if job is Job.retention:
+        return {"job": job.value, **retention.retention(session, tenant_id=tenant_id)}
+    if job is Job.consolidate:
+        return {"job": job.value,
+                "deprecated": consolidation.consolidate(session, tenant_id=tenant_id)}
     suspected: list[str] = []
     for dependency in dependencies.listing(session, tenant_id=tenant_id):
         suspected += dependencies.invalidate_key(session, tenant_id=tenant_id,

@@ -1,13 +1,19 @@
-"""Maintenance tasks: one job for one tenant on request, decay for every tenant on beat."""
+"""Maintenance tasks: one job for one tenant on request; decay and retention on beat."""
 
 from __future__ import annotations
 
 import logging
 import uuid
+from collections.abc import Callable
+from datetime import datetime
+
+from sqlmodel import Session
 
 from app.core import db
 from app.core.celery_app import celery_app
-from app.forgetting import decay
+from app.core.config import get_settings
+from app.core.models import utcnow
+from app.forgetting import decay, retention
 from app.maintenance import service
 from app.tenants import service as tenants
 
@@ -23,14 +29,52 @@ def run(operation_id: str, tenant_id: str) -> bool:
 
 @celery_app.task(name="forgetting.decay", acks_late=True)
 def decay_all() -> int:
-    """Beat: decay every tenant, one transaction each; overlapping runs move nothing twice."""
-    tenant_ids = tenants.all_tenant_ids()
-    moved = 0
-    for tenant_id in tenant_ids:
-        with db.session_scope(tenant_id) as session:
-            moved += len(decay.decay(session, tenant_id=tenant_id))
+    """Beat: decay every tenant; overlapping runs move nothing twice."""
+    now = utcnow()
+    moved = sum(decay_tenant(tenant_id, now=now) for tenant_id in tenants.all_tenant_ids())
     log.info("decay moved %d memories to suspect", moved)
     return moved
+
+
+@celery_app.task(name="forgetting.retention", acks_late=True)
+def retention_all() -> int:
+    """Beat: retention for every tenant; overlapping runs move nothing twice."""
+    now = utcnow()
+    moved = sum(retention_tenant(tenant_id, now=now) for tenant_id in tenants.all_tenant_ids())
+    log.info("retention moved %d memories (quarantined or forgotten)", moved)
+    return moved
+
+
+def decay_tenant(tenant_id: uuid.UUID, *, now: datetime) -> int:
+    """One tenant's decay in batches; the number of memories moved."""
+    return _in_batches(tenant_id, lambda session, size: len(
+        decay.decay(session, tenant_id=tenant_id, now=now, limit=size)))
+
+
+def retention_tenant(tenant_id: uuid.UUID, *, now: datetime) -> int:
+    """One tenant's retention in batches; the number of memories moved."""
+    return _in_batches(tenant_id, lambda session, size: sum(
+        len(ids) for ids in retention.retention(session, tenant_id=tenant_id, now=now,
+                                                limit=size).values()))
+
+
+def _in_batches(tenant_id: uuid.UUID, step: Callable[[Session, int], int]) -> int:
+    """Run ``step`` in committed transactions of at most a batch each until one comes up short.
+
+    A batch commits before the next begins, so a large run never holds the tenant's audit
+    chain lock (which every auditing request of the tenant waits for) for long. An overlapping
+    run (a slow tick, a maintenance call) waits on the batch it collides with, then skips what
+    that batch moved, so nothing moves twice. The caller fixes ``now`` for the whole run: what
+    becomes due meanwhile waits for the next tick, and the loop ends.
+    """
+    size = get_settings().maintenance_batch_size
+    moved = 0
+    while True:
+        with db.session_scope(tenant_id) as session:
+            count = step(session, size)
+        moved += count
+        if count < size:
+            return moved
 
 
 def send(operation_id: uuid.UUID, tenant_id: uuid.UUID) -> None:

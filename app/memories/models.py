@@ -63,6 +63,9 @@ class Memory(SQLModel, table=True):
         Index("ix_memory_tenant_id_subject_state", "tenant_id", "subject", "state"),
         Index("ix_memory_tenant_id_created_at_id", "tenant_id", "created_at", "id"),
         Index("ix_memory_superseded_by", "superseded_by"),
+        # Retention finds memories by how long they have been in their state.
+        Index("ix_memory_tenant_id_state_state_changed_at",
+              "tenant_id", "state", "state_changed_at"),
         # One live memory per (subject, key) slot.
         Index(
             "uq_memory_live_slot", "tenant_id", "subject", "key", unique=True,
@@ -108,6 +111,9 @@ class Memory(SQLModel, table=True):
     created_at: datetime = timestamp_field()
     updated_at: datetime = timestamp_field()
     last_validated_at: datetime = timestamp_field()
+    # When the memory entered its current state (set only by `transitions.transition`);
+    # `updated_at` is no substitute, since an edit of a deprecated memory moves it.
+    state_changed_at: datetime = timestamp_field()
 
 
 class MemoryVersion(SQLModel, table=True):

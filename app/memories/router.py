@@ -11,7 +11,7 @@ from app.core import uow
 from app.core.deps import AppReader, AppWriter, SessionDep, WorkDep
 from app.core.errors import COMMON_PROBLEMS, InvalidRequest, problem_responses
 from app.embeddings.runtime import embedder
-from app.forgetting import forget_requests
+from app.forgetting import contradictions, forget_requests
 from app.memories import queries, service
 from app.memories.models import MemoryState
 from app.memories.schemas import (
@@ -69,11 +69,16 @@ def remember(body: MemoryCreate, principal: AppWriter, work: WorkDep, response: 
     if handled is not None:
         return handled
     embedding = embedder().embed_one(body.text)  # before the transaction opens
+    # So is the optional judge model, on pairs the contradiction rule is unsure about.
+    judged = contradictions.judge_borderline(
+        tenant_id=principal.tenant_id, subject=body.subject, key=body.key,
+        supersedes=body.supersedes, new_text=body.text, embedding=embedding,
+    )
     session = work.open()
     derived = work.claim.derived_id("memory") if work.claim is not None else None
     written = service.create(session, tenant_id=principal.tenant_id, body=body,
                              actor=audit.actor_for(principal),
-                             embedding=embedding, memory_id=derived)
+                             embedding=embedding, memory_id=derived, judged=judged)
     if written.memory is None:
         return JSONResponse({"id": str(written.forgotten_id), "state": "forgotten"},
                             status_code=201)

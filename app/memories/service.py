@@ -10,7 +10,7 @@ from sqlalchemy import text
 from sqlmodel import Session, col, func, select
 
 from app.core.models import utcnow
-from app.forgetting import sources
+from app.forgetting import contradictions, sources
 from app.memories import queries
 from app.memories.errors import (
     IfMatchRequired,
@@ -53,8 +53,14 @@ def create(
     embedding: list[float],
     actor: str,
     memory_id: uuid.UUID | None = None,
+    judged: contradictions.Judged | None = None,
 ) -> Written:
-    """Remember: a new memory, or a new version of the live memory holding the same slot."""
+    """Remember: a new memory, or a new version of the live memory holding the same slot.
+
+    Live memories of the subject that the new text contradicts become suspect (flag
+    `contradicted`); ``judged`` holds a judge model's verdicts on borderline pairs, asked
+    before the transaction opened (`contradictions.judge_borderline`).
+    """
     sources.refuse_if_excluded(session, tenant_id=tenant_id, source=body.source, actor=actor,
                                action="memory.create")
     if memory_id is not None:
@@ -68,10 +74,24 @@ def create(
             return Written(MemoryWritten(**queries.view(session, existing).model_dump(),
                                          effects=Effects()), created=True)
     _check_derived_from(session, tenant_id=tenant_id, ids=body.derived_from)
-    targets = _lock_supersedes(session, tenant_id=tenant_id, ids=body.supersedes)
-    slot = _lock_slot(session, tenant_id=tenant_id, body=body) if body.key else None
-    if slot is not None and slot.id in {t.id for t in targets}:
-        slot = None  # explicitly defeated: the new memory takes the slot instead
+    wanted = list(dict.fromkeys(body.supersedes))
+    slot_id = _slot_holder(session, tenant_id=tenant_id, body=body) if body.key else None
+    limits = contradictions.thresholds(session, tenant_id=tenant_id)
+    # The memory a write adds a version to, and those it defeats explicitly, are not
+    # contradicted by it.
+    nearby = contradictions.nearest(
+        session, tenant_id=tenant_id, subject=body.subject, embedding=embedding,
+        exclude=[*wanted, *([slot_id] if slot_id else [])], floor=limits.change_word_min,
+    )
+    # Every row this write may change, locked in one statement in id order before anything
+    # is audited (an audit append holds the tenant's chain lock until commit): two writes, or
+    # a write and a consolidation, never wait for each other in a cycle.
+    rows = _lock(session, tenant_id=tenant_id,
+                 ids=[*wanted, *([slot_id] if slot_id else []), *(c.id for c in nearby)])
+    targets = _usable(rows, wanted)
+    slot = rows.get(slot_id) if slot_id is not None else None
+    if slot is not None and (slot.state not in LIVE or slot.id in {t.id for t in targets}):
+        slot = None  # gone meanwhile, or explicitly defeated: the new memory takes the slot
     if body.expected_revision is not None and (
         slot is None or slot.revision != body.expected_revision
     ):
@@ -105,8 +125,12 @@ def create(
     memory.updated_at = utcnow()
     session.add(memory)
     _record_provenance(session, memory, source=body.source, derived_from=body.derived_from)
+    suspected = contradictions.flag(
+        session, memory_id=memory.id, new_text=body.text, found=nearby, rows=rows,
+        limits=limits, judged=judged or {}, actor=actor,
+    )
     session.flush()
-    effects = Effects(superseded=superseded)
+    effects = Effects(superseded=superseded, suspected=suspected)
     return Written(
         MemoryWritten(**queries.view(session, memory).model_dump(), effects=effects), created
     )
@@ -214,37 +238,47 @@ def _apply(memory: Memory, body: MemoryCreate) -> None:
         memory.meta = dict(body.metadata)
 
 
-def _lock_slot(session: Session, *, tenant_id: uuid.UUID, body: MemoryCreate) -> Memory | None:
-    # Two first writes to an empty slot would both miss the row lock; this lock orders them.
+def _slot_holder(session: Session, *, tenant_id: uuid.UUID, body: MemoryCreate) -> uuid.UUID | None:
+    """The live memory holding the write's slot; the caller locks it with the others.
+
+    Two first writes to an empty slot would both find none; this advisory lock orders them
+    (and every other write to the slot) until the transaction ends.
+    """
     session.execute(
         text("SELECT pg_advisory_xact_lock(hashtextextended(:k, 0))"),
         {"k": f"memory-slot:{tenant_id}:{body.subject}:{body.key}"},
     )
     return session.exec(
-        select(Memory).where(
+        select(Memory.id).where(
             Memory.tenant_id == tenant_id, Memory.subject == body.subject,
             Memory.key == body.key, col(Memory.state).in_(LIVE),
-        ).with_for_update()
+        )
     ).first()
 
 
-def _lock_supersedes(
+def _lock(
     session: Session, *, tenant_id: uuid.UUID, ids: list[uuid.UUID]
-) -> list[Memory]:
-    wanted = list(dict.fromkeys(ids))
+) -> dict[uuid.UUID, Memory]:
+    """Lock these memories in id order; their rows as they are once locked."""
+    wanted = sorted(set(ids))
     if not wanted:
-        return []
+        return {}
     rows = session.exec(
         select(Memory).where(Memory.tenant_id == tenant_id, col(Memory.id).in_(wanted))
         .order_by(col(Memory.id)).with_for_update()
+        .execution_options(populate_existing=True)
     ).all()
-    usable = {m.id: m for m in rows if m.state in LIVE}
-    missing = [str(i) for i in wanted if i not in usable]
+    return {memory.id: memory for memory in rows}
+
+
+def _usable(rows: dict[uuid.UUID, Memory], wanted: list[uuid.UUID]) -> list[Memory]:
+    """The `supersedes` targets, each live once locked."""
+    missing = [str(i) for i in wanted if i not in rows or rows[i].state not in LIVE]
     if missing:
         raise InvalidReference(
             "supersedes names memories that do not exist or are not live: " + ", ".join(missing)
         )
-    return [usable[i] for i in wanted]
+    return [rows[i] for i in wanted]
 
 
 def _check_derived_from(session: Session, *, tenant_id: uuid.UUID, ids: list[uuid.UUID]) -> None:

@@ -31,11 +31,13 @@ def transition(
     reason: str,
     actor: str,
     superseded_by: uuid.UUID | None = None,
+    flush: bool = True,
 ) -> None:
     """Move ``memory`` (locked by the caller) to ``to_state``; revision + 1; audited.
 
     Callers take their row locks first: the audit append holds the tenant's chain lock until
-    the transaction ends.
+    the transaction ends. A job moving thousands passes ``flush=False`` and flushes once at
+    the end: the memory updates and audit events then go out as a few batched statements.
     """
     current = MemoryState(memory.state)
     if to_state not in LEGAL[current]:
@@ -46,13 +48,13 @@ def transition(
     if superseded_by is not None:
         memory.superseded_by = superseded_by
     memory.revision += 1
-    memory.updated_at = utcnow()
-    session.add(memory)
-    session.flush()
+    memory.updated_at = memory.state_changed_at = utcnow()  # retention counts from here
+    session.add(memory)  # flushed with the audit event: one flush per move, not two
     audit.record(
         session, tenant_id=memory.tenant_id, actor=actor, action="memory.transition",
         target_kind="memory", target_id=memory.id, from_state=current.value,
         to_state=to_state.value, reason=reason[:500],
         details={"revision": memory.revision,
                  "superseded_by": str(superseded_by) if superseded_by else None},
+        flush=flush,
     )

@@ -24,18 +24,32 @@ class Retention(StrictModel):
 
 
 class Supersession(StrictModel):
+    """Cosine bands of the supersession rule (app/forgetting/supersession.py)."""
+
+    change_word_min_similarity: float = Field(
+        0.4, ge=0, le=1,
+        description="Cosine above which a new memory that says something changed (\"moved\", "
+        "\"now\", \"no longer\") and names another value or a shared specific word "
+        "contradicts a live one.",
+    )
     contradiction_min_similarity: float = Field(
-        0.6, ge=0, le=1, description="Cosine above which a new memory may contradict a live one."
+        0.6, ge=0, le=1,
+        description="Cosine above which a changed value or a flipped negation over the same "
+        "words contradicts a live memory.",
     )
     restatement_min_similarity: float = Field(
-        0.92, ge=0, le=1, description="Cosine above which a new memory restates a live one."
+        0.9, ge=0, le=1,
+        description="Cosine above which a new memory with no conflicting word restates a live "
+        "one (consolidation collapses such pairs).",
     )
 
     @model_validator(mode="after")
     def _ordered(self) -> Supersession:
-        if self.restatement_min_similarity < self.contradiction_min_similarity:
+        if not (self.change_word_min_similarity <= self.contradiction_min_similarity
+                <= self.restatement_min_similarity):
             raise ValueError(
-                "restatement_min_similarity must be ≥ contradiction_min_similarity"
+                "need change_word_min_similarity ≤ contradiction_min_similarity "
+                "≤ restatement_min_similarity"
             )
         return self
 
@@ -60,6 +74,7 @@ class RetentionPatch(StrictModel):
 
 
 class SupersessionPatch(StrictModel):
+    change_word_min_similarity: float | None = Field(None, ge=0, le=1)
     contradiction_min_similarity: float | None = Field(None, ge=0, le=1)
     restatement_min_similarity: float | None = Field(None, ge=0, le=1)
 

@@ -63,3 +63,48 @@ def test_an_append_rolled_back_leaves_no_gap(tenant: dict[str, Any]) -> None:
                              action="memory.transition", target_kind="memory")
     assert event.seq == 1
     assert verify(tenant_id).ok
+
+
+def test_a_savepoint_rolled_back_takes_its_events_and_the_chain_goes_on(
+    tenant: dict[str, Any],
+) -> None:
+    # The chain head is remembered within a transaction; a rolled-back savepoint must not
+    # leave it pointing at an event that no longer exists.
+    tenant_id = uuid.UUID(tenant["id"])
+    with db.session_scope(tenant_id) as session:
+        first = audit.record(session, tenant_id=tenant_id, actor=ACTOR,
+                             action="memory.transition", target_kind="memory")
+        savepoint = session.begin_nested()
+        audit.record(session, tenant_id=tenant_id, actor=ACTOR, action="memory.transition",
+                     target_kind="memory", target_id="undone")
+        savepoint.rollback()
+        after = audit.record(session, tenant_id=tenant_id, actor=ACTOR,
+                             action="memory.transition", target_kind="memory")
+    assert (first.seq, after.seq) == (1, 2) and after.prev_hash == first.hash
+    assert (verify(tenant_id).ok, verify(tenant_id).events) == (True, 2)
+
+
+def test_transactions_appending_many_events_each_make_one_chain(
+    tenant: dict[str, Any],
+) -> None:
+    tenant_id = uuid.UUID(tenant["id"])
+    engine = db.make_engine(get_runtime().app_url, pool_size=4)
+    barrier = threading.Barrier(4)
+
+    def writer(n: int) -> None:
+        for round_ in range(3):
+            with db.session_scope(tenant_id, engine=engine) as session:
+                if round_ == 0:
+                    barrier.wait(timeout=30)
+                for step in range(20):
+                    audit.record(session, tenant_id=tenant_id, actor=ACTOR,
+                                 action="memory.transition", target_kind="memory",
+                                 target_id=f"thread-{n}", details={"step": step})
+
+    try:
+        with ThreadPoolExecutor(max_workers=4) as pool:
+            list(pool.map(writer, range(4)))
+    finally:
+        engine.dispose()
+    result = verify(tenant_id)
+    assert (result.ok, result.events) == (True, 4 * 3 * 20)

@@ -76,3 +76,47 @@ def test_models_match_migrated_schema(scratch_runtime: Any) -> None:
 def test_migrate_is_repeatable(scratch_runtime: Any) -> None:
     migrations.upgrade(scratch_runtime)
     migrations.upgrade(scratch_runtime)  # a second run changes nothing and does not fail
+
+
+def test_state_changed_at_is_backfilled_by_an_owner_bound_by_row_security(
+    scratch_runtime: Any,
+) -> None:
+    """0006 backfills from `updated_at` when the migrating owner is no superuser (production):
+    FORCE row-level security would otherwise hide every row from its UPDATE."""
+    migrations.upgrade(scratch_runtime, revision="0005_dependencies")
+    role = f"lethe_owner_{uuid.uuid4().hex[:8]}"
+    tenant_id = uuid.uuid4()
+    engine = create_engine(scratch_runtime.owner_url, poolclass=pool.NullPool)
+    try:
+        with engine.begin() as conn:
+            conn.execute(text("INSERT INTO tenant (id, name) VALUES (:id, 'T')"),
+                         {"id": tenant_id})
+            for days in (3, 40):
+                conn.execute(text(
+                    "INSERT INTO memory (id, tenant_id, subject, volatility, state, revision,"
+                    " updated_at) VALUES (gen_random_uuid(), :t, 's', 'preferential',"
+                    " 'deprecated', 2, now() - make_interval(days => :days))"),
+                    {"t": tenant_id, "days": days})
+        with engine.begin() as conn:  # after the inserts' deferred foreign-key checks ran
+            conn.execute(text(f'CREATE ROLE "{role}" NOLOGIN'))
+            for table in ("memory", "operation"):
+                conn.execute(text(f'ALTER TABLE {table} OWNER TO "{role}"'))
+            conn.execute(text(f'GRANT USAGE, CREATE ON SCHEMA public TO "{role}"'))
+            conn.execute(text(f'GRANT SELECT, UPDATE ON alembic_version TO "{role}"'))
+            conn.execute(text(f'SET ROLE "{role}"'))
+            config = migrations.alembic_config()
+            config.attributes["connection"] = conn
+            command.upgrade(config, "0006_retention")
+            conn.execute(text("RESET ROLE"))
+            rows = conn.execute(text(
+                "SELECT state_changed_at = updated_at FROM memory")).scalars().all()
+            assert rows == [True, True]
+            forced = conn.execute(text(
+                "SELECT relforcerowsecurity FROM pg_class WHERE relname = 'memory'")).scalar()
+            assert forced is True
+            conn.execute(text(f'REASSIGN OWNED BY "{role}" TO CURRENT_USER'))
+            conn.execute(text(f'DROP OWNED BY "{role}"'))
+    finally:
+        with engine.begin() as conn:
+            conn.execute(text(f'DROP ROLE IF EXISTS "{role}"'))
+        engine.dispose()

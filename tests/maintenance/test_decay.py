@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-import time
 import uuid
 from datetime import timedelta
 from typing import Any
@@ -12,10 +11,9 @@ import pytest
 
 from app.core import db
 from app.core.models import utcnow
-from app.core.runtime import get_runtime
 from app.forgetting import decay
 from app.maintenance import tasks as maintenance_tasks
-from tests.core.test_celery_worker import worker
+from tests.maintenance.helpers import run_through_worker
 
 SUBJECT = "user:decay"
 
@@ -95,8 +93,6 @@ def test_two_beat_ticks_at_once_move_each_memory_once(
 
 def test_maintenance_endpoint_rules(client: Any, tenant: dict[str, Any]) -> None:
     assert client.post("/v1/maintenance/decay", headers=tenant["app"]).status_code == 403
-    assert client.post("/v1/maintenance/retention",
-                       headers=tenant["compliance"]).status_code == 409
     assert client.post("/v1/maintenance/sweep", headers=tenant["compliance"]).status_code == 422
     accepted = client.post("/v1/maintenance/invalidate", headers=tenant["compliance"])
     assert accepted.status_code == 202 and accepted.json()["status"] == "queued"
@@ -110,17 +106,6 @@ def test_maintenance_decay_runs_now_through_a_real_worker(
 ) -> None:
     trip = _remember(client, tenant, "Is in Oslo until Friday.", "situational")
     owner_conn.execute("UPDATE memory SET last_validated_at = now() - interval '8 days'")
-    with worker(get_runtime().broker_url, "celery") as process:
-        accepted = client.post("/v1/maintenance/decay", headers=tenant["compliance"])
-        assert accepted.status_code == 202
-        operation_id = accepted.json()["id"]
-        deadline = time.monotonic() + 90
-        body: dict[str, Any] = {}
-        while time.monotonic() < deadline:
-            body = client.get(f"/v1/operations/{operation_id}", headers=tenant["app"]).json()
-            if body["status"] == "succeeded":
-                break
-            assert process.poll() is None, "worker died"
-            time.sleep(0.3)
+    body = run_through_worker(client, tenant, "decay")
     assert body["status"] == "succeeded" and body["result"]["suspected"] == [trip]
     assert _state(client, tenant, trip) == ("suspect", ["stale"])

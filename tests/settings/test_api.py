@@ -42,3 +42,21 @@ def test_thresholds_that_would_cross_are_a_conflict(client: Any, tenant: dict[st
     assert response.json()["type"].endswith("/settings-conflict")
     body = client.get("/v1/settings", headers=tenant["app"]).json()
     assert body["supersession"]["contradiction_min_similarity"] == 0.6
+
+
+def test_supersession_bands_default_and_must_stay_ordered(
+    client: Any, tenant: dict[str, Any]
+) -> None:
+    body = client.get("/v1/settings", headers=tenant["app"]).json()
+    assert body["supersession"] == {"change_word_min_similarity": 0.4,
+                                    "contradiction_min_similarity": 0.6,
+                                    "restatement_min_similarity": 0.9}
+    crossing = client.patch("/v1/settings",
+                            json={"supersession": {"change_word_min_similarity": 0.7}},
+                            headers=tenant["compliance"])
+    assert crossing.status_code == 409
+    moved = client.patch("/v1/settings", json={"supersession": {
+        "change_word_min_similarity": 0.5, "contradiction_min_similarity": 0.7}},
+        headers=tenant["compliance"])
+    assert moved.status_code == 200
+    assert moved.json()["supersession"]["change_word_min_similarity"] == 0.5
