@@ -10,6 +10,7 @@ and the transaction commits *before* the response leaves, so a 2xx is durable.
 from __future__ import annotations
 
 import json
+import logging
 import uuid
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
@@ -19,12 +20,15 @@ from typing import Any
 from fastapi import Request, Response
 from fastapi.responses import JSONResponse
 from fastapi.routing import APIRoute
+from sqlalchemy.exc import DBAPIError
 from sqlmodel import Session
 from starlette.concurrency import run_in_threadpool
 
 from app.core import db
 from app.core.config import get_settings
 from app.idempotency import service as idempotency
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -134,24 +138,44 @@ def current(request: Request) -> UnitOfWork:
     return uow
 
 
+# PostgreSQL's verdicts that the same transaction may well succeed when run again: a deadlock
+# (it picked this request as the victim) or a serialization failure.
+RETRYABLE_SQLSTATES = frozenset({"40P01", "40001"})
+ATTEMPTS = 3
+
+
+def retryable(exc: BaseException) -> bool:
+    orig = getattr(exc, "orig", None) if isinstance(exc, DBAPIError) else None
+    return getattr(orig, "sqlstate", None) in RETRYABLE_SQLSTATES
+
+
 class LetheRoute(APIRoute):
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         handler = super().get_route_handler()
 
         async def route_handler(request: Request) -> Response:
-            uow = current(request)
-            try:
-                response = await handler(request)
-            except ReplayResponse as replay:
-                await run_in_threadpool(uow.rollback)
-                return _replayed(replay.replay)
-            except BaseException:
-                if uow.session is not None:
+            for attempt in range(1, ATTEMPTS + 1):
+                # Each attempt is a new unit of work: nothing of a rolled-back one survives.
+                uow = request.state.uow = UnitOfWork()
+                try:
+                    response = await handler(request)
+                except ReplayResponse as replay:
                     await run_in_threadpool(uow.rollback)
-                raise
-            if uow.session is not None:  # a read that never opened it has nothing to finish
-                await run_in_threadpool(uow.finish, response)
-            return response
+                    return _replayed(replay.replay)
+                except BaseException as exc:
+                    if uow.session is not None:
+                        await run_in_threadpool(uow.rollback)
+                    if attempt < ATTEMPTS and retryable(exc):
+                        # The victim of a deadlock with another transaction (say an ingestion
+                        # holding the tenant's audit chain) runs again instead of failing.
+                        log.info("retrying %s %s after %s", request.method, request.url.path,
+                                 type(exc).__name__)
+                        continue
+                    raise
+                if uow.session is not None:  # a read that never opened it has nothing to do
+                    await run_in_threadpool(uow.finish, response)
+                return response
+            raise AssertionError("unreachable: the last attempt returns or raises")
 
         return route_handler
 

@@ -40,3 +40,52 @@ def test_concurrent_first_writes_to_one_slot_make_one_memory(
     assert count(owner_conn, "memory") == 1
     assert owner_conn.execute("SELECT revision FROM memory").fetchone()[0] == 6
     assert count(owner_conn, "memory_version") == 6
+
+
+def test_a_write_picked_as_deadlock_victim_runs_again(
+    client: Any, tenant: dict[str, Any], owner_conn: Any
+) -> None:
+    """Another transaction holds the tenant's audit chain (as ingestion does) and then wants a
+    row the write has locked: PostgreSQL aborts the write, which is run again, not a 500."""
+    import threading
+    import time
+    import uuid
+
+    from sqlalchemy import text
+
+    from app.audit import service as audit
+    from app.core import db
+
+    old = created(client, tenant["app"], subject="user:dl", text="My phone number is 555-1234.")
+    tenant_id = uuid.UUID(tenant["id"])
+    holding = threading.Event()
+    errors: list[BaseException] = []
+
+    def hold_chain_then_want_the_row() -> None:
+        try:
+            with db.session_scope(tenant_id) as session:
+                audit.record(session, tenant_id=tenant_id, actor="system:test",
+                             action="test.hold", target_kind="memory")
+                holding.set()
+                # The write locks the old memory, then waits for the chain; wanting the row
+                # as soon as it waits closes the cycle before its deadlock check (1 s) runs.
+                deadline = time.monotonic() + 20
+                while time.monotonic() < deadline and not owner_conn.execute(
+                    "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted"
+                ).fetchone()[0]:
+                    time.sleep(0.01)
+                session.execute(text("SELECT id FROM memory WHERE id = :id FOR UPDATE"),
+                                {"id": old["id"]})
+        except BaseException as exc:  # surfaced below
+            errors.append(exc)
+
+    other = threading.Thread(target=hold_chain_then_want_the_row)
+    other.start()
+    assert holding.wait(10)
+    response = client.post("/v1/memories", json={"subject": "user:dl",
+                                                 "text": "My phone number is 555-9876."},
+                           headers=tenant["app"])
+    other.join(30)
+    assert errors == []  # the write was the victim, and the other transaction committed
+    assert response.status_code == 201, response.text
+    assert response.json()["effects"]["suspected"] == [old["id"]]
