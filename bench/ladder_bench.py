@@ -4,8 +4,8 @@
                                            [--subjects 1000] [--skip-consolidation]
 
 Every job gets a tenant of its own, seeded with COPY, and runs in this process through the
-code beat runs (`app.maintenance.tasks`, batched) and, beside it, as one transaction (what
-POST /v1/maintenance/{job} runs):
+code beat runs (`app.maintenance.tasks`, batched) and, beside it, as one transaction (for
+comparison; POST /v1/maintenance/{job} runs the same batches as beat):
 
 - decay over N active memories: none due (the scan alone), then all due (every row moves);
 - retention over N memories: deprecated → quarantined, then quarantined → forgotten (purge),

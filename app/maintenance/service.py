@@ -5,7 +5,7 @@ from __future__ import annotations
 import enum
 import hashlib
 import uuid
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from sqlmodel import Session, select
@@ -41,34 +41,58 @@ def accept(session: Session, *, tenant_id: uuid.UUID, job: Job,
     return operation
 
 
-def run(session: Session, *, tenant_id: uuid.UUID, operation_id: uuid.UUID) -> bool:
-    """Run the job of ``operation_id``; False when a delivery already finished it."""
+class Step(enum.Enum):
+    finished_before = "finished-before"  # a delivery already finished this operation
+    more = "more"  # a batch committed; more may be due
+    done = "done"  # this delivery finished the operation
+
+
+def run_step(session: Session, *, tenant_id: uuid.UUID, operation_id: uuid.UUID,
+             now: datetime, batch_size: int) -> Step:
+    """One committed step of the job of ``operation_id``.
+
+    Decay and retention move at most ``batch_size`` memories a step, so a large run never
+    holds the tenant's audit chain (which every auditing request waits for) for long; what
+    each step moved is added to the operation's result in the same transaction, so the result
+    stays complete across a crash and the redelivery that resumes it. The operation row lock
+    keeps two deliveries from running steps at once.
+    """
     operation = session.exec(
         select(Operation).where(Operation.id == operation_id, Operation.tenant_id == tenant_id)
         .with_for_update()
     ).first()
     if operation is None or operation.status in FINISHED:
-        return False
+        return Step.finished_before
     job = Job(str((operation.request_payload or {}).get("job")))
-    operation.status = OperationStatus.succeeded
-    operation.result = _run_job(session, tenant_id=tenant_id, job=job)
-    operation.request_payload = None
+    moved, last = _step(session, tenant_id=tenant_id, job=job, now=now, batch_size=batch_size)
+    result: dict[str, Any] = dict(operation.result or {"job": job.value})
+    for name, ids in moved.items():
+        result[name] = [*result.get(name, []), *ids]
+    operation.result = result
+    if last:
+        operation.status = OperationStatus.succeeded
+        operation.request_payload = None
+    else:
+        operation.status = OperationStatus.running
     operation.updated_at = utcnow()
     session.add(operation)
     session.flush()
-    return True
+    return Step.done if last else Step.more
 
 
-def _run_job(session: Session, *, tenant_id: uuid.UUID, job: Job) -> dict[str, Any]:
+def _step(session: Session, *, tenant_id: uuid.UUID, job: Job, now: datetime,
+          batch_size: int) -> tuple[dict[str, list[str]], bool]:
+    """What one step moved, by result field, and whether it was the last."""
     if job is Job.decay:
-        return {"job": job.value, "suspected": decay.decay(session, tenant_id=tenant_id)}
+        ids = decay.decay(session, tenant_id=tenant_id, now=now, limit=batch_size)
+        return {"suspected": ids}, len(ids) < batch_size
     if job is Job.retention:
-        return {"job": job.value, **retention.retention(session, tenant_id=tenant_id)}
+        moved = retention.retention(session, tenant_id=tenant_id, now=now, limit=batch_size)
+        return moved, sum(len(ids) for ids in moved.values()) < batch_size
     if job is Job.consolidate:
-        return {"job": job.value,
-                "deprecated": consolidation.consolidate(session, tenant_id=tenant_id)}
+        return {"deprecated": consolidation.consolidate(session, tenant_id=tenant_id)}, True
     suspected: list[str] = []
     for dependency in dependencies.listing(session, tenant_id=tenant_id):
         suspected += dependencies.invalidate_key(session, tenant_id=tenant_id,
                                                  key=dependency.key)
-    return {"job": job.value, "suspected": suspected}
+    return {"suspected": suspected}, True

@@ -22,9 +22,15 @@ log = logging.getLogger(__name__)
 
 @celery_app.task(name="maintenance.run", acks_late=True)
 def run(operation_id: str, tenant_id: str) -> bool:
-    tenant = uuid.UUID(tenant_id)
-    with db.session_scope(tenant) as session:
-        return service.run(session, tenant_id=tenant, operation_id=uuid.UUID(operation_id))
+    """Run a requested job in committed steps; False when a delivery already finished it."""
+    tenant, operation = uuid.UUID(tenant_id), uuid.UUID(operation_id)
+    now, size = utcnow(), get_settings().maintenance_batch_size
+    while True:
+        with db.session_scope(tenant) as session:
+            step = service.run_step(session, tenant_id=tenant, operation_id=operation, now=now,
+                                    batch_size=size)
+        if step is not service.Step.more:
+            return step is service.Step.done
 
 
 @celery_app.task(name="forgetting.decay", acks_late=True)

@@ -109,3 +109,44 @@ def test_maintenance_decay_runs_now_through_a_real_worker(
     body = run_through_worker(client, tenant, "decay")
     assert body["status"] == "succeeded" and body["result"]["suspected"] == [trip]
     assert _state(client, tenant, trip) == ("suspect", ["stale"])
+
+
+def test_requested_decay_commits_in_steps_and_a_crash_loses_no_result(
+    client: Any, tenant: dict[str, Any], owner_conn: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`POST /v1/maintenance/decay` moves a batch per transaction; what each batch moved is in
+    the operation's result, so a delivery that dies midway and its redelivery together list
+    every memory once."""
+    from app.core.config import get_settings
+    from app.maintenance import service as maintenance_service
+
+    facts = ["Is in Oslo this week.", "Has a cold today.", "Is painting the kitchen.",
+             "Waits for a parcel from Lyon.", "Rents a car until Sunday."]
+    ids = [_remember(client, tenant, fact, "situational") for fact in facts]
+    owner_conn.execute("UPDATE memory SET last_validated_at = now() - interval '8 days'")
+    monkeypatch.setattr(get_settings(), "maintenance_batch_size", 2)
+    accepted = client.post("/v1/maintenance/decay", headers=tenant["compliance"])
+    operation_id = accepted.json()["id"]
+    real_step = maintenance_service.run_step
+    steps: list[str] = []
+
+    def dies_after_one_step(*args: Any, **kwargs: Any) -> Any:
+        if steps:
+            raise ConnectionError("worker lost")
+        steps.append(real_step(*args, **kwargs).value)
+        return maintenance_service.Step.more
+
+    monkeypatch.setattr(maintenance_service, "run_step", dies_after_one_step)
+    with pytest.raises(ConnectionError):
+        maintenance_tasks.run(operation_id, tenant["id"])
+    running = client.get(f"/v1/operations/{operation_id}", headers=tenant["app"]).json()
+    assert running["status"] == "running" and len(running["result"]["suspected"]) == 2
+    monkeypatch.setattr(maintenance_service, "run_step", real_step)
+    assert maintenance_tasks.run(operation_id, tenant["id"]) is True  # the redelivery
+    done = client.get(f"/v1/operations/{operation_id}", headers=tenant["app"]).json()
+    assert done["status"] == "succeeded"
+    assert sorted(done["result"]["suspected"]) == sorted(ids)
+    assert maintenance_tasks.run(operation_id, tenant["id"]) is False
+    events = owner_conn.execute(
+        "SELECT count(*) FROM audit_event WHERE to_state = 'suspect'").fetchone()[0]
+    assert events == 5
