@@ -127,17 +127,19 @@ def main() -> None:
 def _decay(owner: str, count: int) -> list[Row]:
     from app.core import db
     from app.forgetting import decay
-    from app.maintenance import tasks
+    from app.maintenance import service, tasks
 
     batched, one_tx = _tenant("ladder decay beat"), _tenant("ladder decay one-tx")
     for tenant_id in (batched, one_tx):
         _seed(owner, tenant_id, (Seed(f"user:{i % 1000:05d}", text)
                                  for i, text in enumerate(memory_texts(count))))
-    rows = [_timed("decay, none due", "beat", lambda: tasks.decay_tenant(batched, now=_now()),
-                   count)]
+    def beat() -> int:
+        return tasks.run_for_tenant(service.Job.decay, batched, now=_now())
+
+    rows = [_timed("decay, none due", "beat", beat, count)]
     _age(owner, batched, "last_validated_at", days=400)
     rows.append(_timed("decay, all due", "beat",
-                       lambda: tasks.decay_tenant(batched, now=_now()), count))
+                       beat, count))
     _age(owner, one_tx, "last_validated_at", days=400)
 
     def one_transaction() -> int:
@@ -151,7 +153,7 @@ def _decay(owner: str, count: int) -> list[Row]:
 def _retention(owner: str, count: int, operations: int) -> list[Row]:
     from app.core import db
     from app.forgetting import retention
-    from app.maintenance import tasks
+    from app.maintenance import service, tasks
 
     batched, one_tx = _tenant("ladder retention beat"), _tenant("ladder retention one-tx")
     for tenant_id in (batched, one_tx):
@@ -165,16 +167,17 @@ def _retention(owner: str, count: int, operations: int) -> list[Row]:
             moved = retention.retention(session, tenant_id=one_tx, now=_now())
         return sum(len(ids) for ids in moved.values())
 
+    def beat() -> int:
+        return tasks.run_for_tenant(service.Job.retention, batched, now=_now())
+
     rows = [
-        _timed("retention, deprecated → quarantined", "beat",
-               lambda: tasks.retention_tenant(batched, now=_now()), count),
+        _timed("retention, deprecated → quarantined", "beat", beat, count),
         _timed("retention, deprecated → quarantined", "one transaction", one_transaction,
                count),
     ]
     _age(owner, batched, "state_changed_at", days=31)
     _age(owner, one_tx, "state_changed_at", days=31)
-    rows.append(_timed("retention, quarantined → forgotten (purged)", "beat",
-                       lambda: tasks.retention_tenant(batched, now=_now()), count))
+    rows.append(_timed("retention, quarantined → forgotten (purged)", "beat", beat, count))
     rows.append(_timed("retention, quarantined → forgotten (purged)", "one transaction",
                        one_transaction, count))
     return rows

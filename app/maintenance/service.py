@@ -64,7 +64,7 @@ def run_step(session: Session, *, tenant_id: uuid.UUID, operation_id: uuid.UUID,
     if operation is None or operation.status in FINISHED:
         return Step.finished_before
     job = Job(str((operation.request_payload or {}).get("job")))
-    moved, last = _step(session, tenant_id=tenant_id, job=job, now=now, batch_size=batch_size)
+    moved, last = step(session, tenant_id=tenant_id, job=job, now=now, batch_size=batch_size)
     result: dict[str, Any] = dict(operation.result or {"job": job.value})
     for name, ids in moved.items():
         result[name] = [*result.get(name, []), *ids]
@@ -80,9 +80,10 @@ def run_step(session: Session, *, tenant_id: uuid.UUID, operation_id: uuid.UUID,
     return Step.done if last else Step.more
 
 
-def _step(session: Session, *, tenant_id: uuid.UUID, job: Job, now: datetime,
-          batch_size: int) -> tuple[dict[str, list[str]], bool]:
-    """What one step moved, by result field, and whether it was the last."""
+def step(session: Session, *, tenant_id: uuid.UUID, job: Job, now: datetime,
+         batch_size: int) -> tuple[dict[str, list[str]], bool]:
+    """One step of ``job`` for the tenant: what it moved, by result field, and whether it
+    was the last (decay and retention move at most ``batch_size``; the others run whole)."""
     if job is Job.decay:
         ids = decay.decay(session, tenant_id=tenant_id, now=now, limit=batch_size)
         return {"suspected": ids}, len(ids) < batch_size

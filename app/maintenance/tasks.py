@@ -4,16 +4,12 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Callable
 from datetime import datetime
-
-from sqlmodel import Session
 
 from app.core import db
 from app.core.celery_app import celery_app
 from app.core.config import get_settings
 from app.core.models import utcnow
-from app.forgetting import decay, retention
 from app.maintenance import service
 from app.tenants import service as tenants
 
@@ -37,7 +33,8 @@ def run(operation_id: str, tenant_id: str) -> bool:
 def decay_all() -> int:
     """Beat: decay every tenant; overlapping runs move nothing twice."""
     now = utcnow()
-    moved = sum(decay_tenant(tenant_id, now=now) for tenant_id in tenants.all_tenant_ids())
+    moved = sum(run_for_tenant(service.Job.decay, tenant_id, now=now)
+                for tenant_id in tenants.all_tenant_ids())
     log.info("decay moved %d memories to suspect", moved)
     return moved
 
@@ -46,26 +43,14 @@ def decay_all() -> int:
 def retention_all() -> int:
     """Beat: retention for every tenant; overlapping runs move nothing twice."""
     now = utcnow()
-    moved = sum(retention_tenant(tenant_id, now=now) for tenant_id in tenants.all_tenant_ids())
+    moved = sum(run_for_tenant(service.Job.retention, tenant_id, now=now)
+                for tenant_id in tenants.all_tenant_ids())
     log.info("retention moved %d memories (quarantined or forgotten)", moved)
     return moved
 
 
-def decay_tenant(tenant_id: uuid.UUID, *, now: datetime) -> int:
-    """One tenant's decay in batches; the number of memories moved."""
-    return _in_batches(tenant_id, lambda session, size: len(
-        decay.decay(session, tenant_id=tenant_id, now=now, limit=size)))
-
-
-def retention_tenant(tenant_id: uuid.UUID, *, now: datetime) -> int:
-    """One tenant's retention in batches; the number of memories moved."""
-    return _in_batches(tenant_id, lambda session, size: sum(
-        len(ids) for ids in retention.retention(session, tenant_id=tenant_id, now=now,
-                                                limit=size).values()))
-
-
-def _in_batches(tenant_id: uuid.UUID, step: Callable[[Session, int], int]) -> int:
-    """Run ``step`` in committed transactions of at most a batch each until one comes up short.
+def run_for_tenant(job: service.Job, tenant_id: uuid.UUID, *, now: datetime) -> int:
+    """One tenant's ``job`` in committed steps, as beat runs it; the number of memories moved.
 
     A batch commits before the next begins, so a large run never holds the tenant's audit
     chain lock (which every auditing request of the tenant waits for) for long. An overlapping
@@ -77,9 +62,10 @@ def _in_batches(tenant_id: uuid.UUID, step: Callable[[Session, int], int]) -> in
     moved = 0
     while True:
         with db.session_scope(tenant_id) as session:
-            count = step(session, size)
-        moved += count
-        if count < size:
+            ids, last = service.step(session, tenant_id=tenant_id, job=job, now=now,
+                                     batch_size=size)
+        moved += sum(len(batch) for batch in ids.values())
+        if last:
             return moved
 
 
