@@ -24,9 +24,10 @@ from app.core import db
 from app.core.models import utcnow
 from app.forgetting import judge as judges
 from app.forgetting.supersession import Relation, Thresholds, Verdict, classify_similar
+from app.memories import queries
 from app.memories.models import LIVE_STATES, Memory, MemoryState, MemoryVersion
 from app.memories.transitions import transition
-from app.recall.candidates import vector_literal
+from app.recall.candidates import use_iterative_scan, vector_literal
 from app.settings import service as tenant_settings
 
 FLAG = "contradicted"
@@ -74,8 +75,7 @@ def nearest(
     exclude: Sequence[uuid.UUID], floor: float,
 ) -> list[Candidate]:
     """The live memories of ``subject`` nearest to ``embedding``, at ``floor`` cosine or more."""
-    session.execute(text("SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), "
-                         "set_config('hnsw.ef_search', '40', true)"))
+    use_iterative_scan(session, n=TOP_K)
     rows = session.execute(_NEAREST, {
         "embedding": vector_literal(embedding), "tenant_id": tenant_id, "subject": subject,
         "states": LIVE, "excluded": [str(i) for i in exclude], "k": TOP_K,
@@ -171,9 +171,6 @@ def _slot_holder(
     session: Session, *, tenant_id: uuid.UUID, subject: str, key: str | None
 ) -> list[uuid.UUID]:
     """The memory a keyed write would add a version to: never a contradiction of itself."""
-    if key is None:
-        return []
-    return list(session.exec(
-        select(Memory.id).where(Memory.tenant_id == tenant_id, Memory.subject == subject,
-                                Memory.key == key, col(Memory.state).in_(LIVE))
-    ).all())
+    holder = None if key is None else queries.slot_holder(session, tenant_id=tenant_id,
+                                                           subject=subject, key=key)
+    return [] if holder is None else [holder]

@@ -15,7 +15,13 @@ from sqlalchemy import and_, or_, tuple_
 from sqlmodel import Session, col, select
 
 from app.memories.errors import InvalidCursor, MemoryNotFound
-from app.memories.models import Memory, MemoryState, MemoryVersion, ProvenanceEdge
+from app.memories.models import (
+    LIVE_STATES,
+    Memory,
+    MemoryState,
+    MemoryVersion,
+    ProvenanceEdge,
+)
 from app.memories.schemas import (
     EdgePublic,
     Lineage,
@@ -67,6 +73,18 @@ def public(memory: Memory, version: MemoryVersion) -> MemoryPublic:
         updated_at=memory.updated_at,
         last_validated_at=memory.last_validated_at,
     )
+
+
+def slot_holder(
+    session: Session, *, tenant_id: uuid.UUID, subject: str, key: str
+) -> uuid.UUID | None:
+    """The live memory holding ``subject``'s slot ``key``, if any (one at most)."""
+    return session.exec(
+        select(Memory.id).where(
+            Memory.tenant_id == tenant_id, Memory.subject == subject, Memory.key == key,
+            col(Memory.state).in_([state.value for state in LIVE_STATES]),
+        )
+    ).first()
 
 
 # What `public_from_row` needs, for statements over `memory m JOIN memory_version v` that

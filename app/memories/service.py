@@ -248,12 +248,8 @@ def _slot_holder(session: Session, *, tenant_id: uuid.UUID, body: MemoryCreate) 
         text("SELECT pg_advisory_xact_lock(hashtextextended(:k, 0))"),
         {"k": f"memory-slot:{tenant_id}:{body.subject}:{body.key}"},
     )
-    return session.exec(
-        select(Memory.id).where(
-            Memory.tenant_id == tenant_id, Memory.subject == body.subject,
-            Memory.key == body.key, col(Memory.state).in_(LIVE),
-        )
-    ).first()
+    assert body.key is not None
+    return queries.slot_holder(session, tenant_id=tenant_id, subject=body.subject, key=body.key)
 
 
 def _lock(

@@ -83,14 +83,19 @@ def vector_literal(embedding: Sequence[float]) -> str:
     return "[" + ",".join(f"{value:.7g}" for value in embedding) + "]"
 
 
-def by_vector(
-    session: Session, *, subject: str, states: Sequence[str], embedding: Sequence[float], n: int
-) -> list[tuple[uuid.UUID, float]]:
+def use_iterative_scan(session: Session, *, n: int) -> None:
+    """Let this transaction's HNSW scans keep going past rows a filter drops (up to ``n``)."""
     session.execute(
         text("SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), "
              "set_config('hnsw.ef_search', :ef, true)"),
         {"ef": str(max(40, min(n * 2, 1000)))},
     )
+
+
+def by_vector(
+    session: Session, *, subject: str, states: Sequence[str], embedding: Sequence[float], n: int
+) -> list[tuple[uuid.UUID, float]]:
+    use_iterative_scan(session, n=n)
     rows = session.execute(
         _VECTOR_SQL,
         {"embedding": vector_literal(embedding), "subject": subject, "states": list(states),
