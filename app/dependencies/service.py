@@ -18,8 +18,8 @@ from app.audit import service as audit
 from app.core.models import utcnow
 from app.dependencies.models import Dependency
 from app.idempotency.models import Operation, OperationStatus
-from app.memories.models import LIVE_STATES, Memory, MemoryState
-from app.memories.transitions import transition
+from app.memories.models import LIVE_STATES, Memory
+from app.memories.transitions import doubt
 
 KIND = "invalidate"
 FLAG = "dependency-changed"
@@ -104,14 +104,5 @@ def invalidate_key(session: Session, *, tenant_id: uuid.UUID, key: str) -> list[
 
 def mark(session: Session, memory: Memory, *, key: str) -> bool:
     """Flag one locked memory; False when an earlier run already did. The caller flushes."""
-    if FLAG in memory.flags:
-        return False
-    memory.flags = [*memory.flags, FLAG]
-    if memory.state == MemoryState.active:
-        transition(session, memory, MemoryState.suspect, reason=f"dependency {key} changed",
-                   actor=ACTOR, flush=False)
-    else:  # already suspect: the new doubt is still a change to the memory
-        memory.revision += 1
-        memory.updated_at = utcnow()
-        session.add(memory)
-    return True
+    return doubt(session, memory, FLAG, reason=f"dependency {key} changed", actor=ACTOR,
+                 flush=False)

@@ -21,12 +21,11 @@ from sqlalchemy import text
 from sqlmodel import Session, col, select
 
 from app.core import db
-from app.core.models import utcnow
 from app.forgetting import judge as judges
 from app.forgetting.supersession import Relation, Thresholds, Verdict, classify_similar
 from app.memories import queries
-from app.memories.models import LIVE_STATES, Memory, MemoryState, MemoryVersion
-from app.memories.transitions import transition
+from app.memories.models import LIVE_STATES, Memory, MemoryVersion
+from app.memories.transitions import doubt
 from app.recall.candidates import use_iterative_scan, vector_literal
 from app.settings import service as tenant_settings
 
@@ -116,27 +115,12 @@ def flag(
         relation, why = verdict.relation, verdict.why
         if not verdict.sure and (candidate.id, candidate.version_id) in judged:
             relation, why = judged[(candidate.id, candidate.version_id)], "judge"
-        if relation is Relation.contradiction and mark(
-            session, rows[candidate.id], reason=f"contradicted by {memory_id} ({why})",
+        if relation is Relation.contradiction and doubt(
+            session, rows[candidate.id], FLAG, reason=f"contradicted by {memory_id} ({why})",
             actor=actor,
         ):
             suspected.append(candidate.id)
     return suspected
-
-
-def mark(session: Session, memory: Memory, *, reason: str, actor: str) -> bool:
-    """Flag one locked live memory `contradicted`; False when it already carries the flag."""
-    if FLAG in memory.flags:
-        return False
-    memory.flags = [*memory.flags, FLAG]
-    if memory.state == MemoryState.active:
-        transition(session, memory, MemoryState.suspect, reason=reason, actor=actor)
-    else:  # already suspect: the new doubt is still a change, so the revision moves
-        memory.revision += 1
-        memory.updated_at = utcnow()
-        session.add(memory)
-        session.flush()
-    return True
 
 
 def judge_borderline(

@@ -18,13 +18,13 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from sqlalchemy import text, update
+from sqlalchemy import update
 from sqlmodel import Session, col, select
 
 from app.audit import service as audit
 from app.core import db
 from app.core.models import utcnow
-from app.forgetting import retractions, sources
+from app.forgetting import purge, retractions, sources
 from app.forgetting import sentences as sentence_rules
 from app.forgetting.forget import forget_one
 from app.forgetting.schemas import DescribeResult, SkippedPublic, StruckPublic
@@ -220,17 +220,6 @@ def _predicted(targets: Sequence[_Target], *, delete: bool) -> DescribeOutcome:
 # Phase 3: apply (the work transaction).
 # ---------------------------------------------------------------------------------------------
 
-# A struck memory's replayable answers keep its ID and state, not the text they showed.
-_REDACT_OPERATIONS = text(
-    """
-    UPDATE operation
-    SET response_body = jsonb_build_object('id', CAST(:memory_id AS text),
-                                           'state', CAST(:state AS text)),
-        response_headers = '{}'::jsonb
-    WHERE response_id = CAST(:memory_id AS text)
-    """
-)
-
 
 def _apply(
     session: Session, targets: Sequence[_Target], *, tenant_id: uuid.UUID, subject: str,
@@ -295,7 +284,7 @@ def _strike(
     session.add(memory)
     session.flush()
     if delete:
-        session.execute(_REDACT_OPERATIONS, {"memory_id": str(memory.id), "state": memory.state})
+        purge.redact_answers(session, memory)
     audit.record(
         session, tenant_id=memory.tenant_id, actor=actor, action="memory.struck",
         target_kind="memory", target_id=memory.id, reason=REASON,

@@ -12,15 +12,21 @@ from sqlmodel import Session, col
 
 from app.memories.models import Memory, MemoryVersion
 
-# Replayable answers that describe a forgotten memory keep its ID and nothing else.
+# Replayable answers that describe a memory keep its ID and state, not the text they showed.
 _REDACT_OPERATIONS = text(
     """
     UPDATE operation
-    SET response_body = jsonb_build_object('id', CAST(:memory_id AS text), 'state', 'forgotten'),
+    SET response_body = jsonb_build_object('id', CAST(:memory_id AS text),
+                                           'state', CAST(:state AS text)),
         response_headers = '{}'::jsonb
     WHERE response_id = CAST(:memory_id AS text)
     """
 )
+
+
+def redact_answers(session: Session, memory: Memory) -> None:
+    """Rewrite every stored answer naming ``memory`` to `{"id", "state"}` (its state now)."""
+    session.execute(_REDACT_OPERATIONS, {"memory_id": str(memory.id), "state": memory.state})
 
 
 def purge_memory(session: Session, memory: Memory) -> None:
@@ -38,5 +44,5 @@ def purge_memory(session: Session, memory: Memory) -> None:
     memory.meta = {}
     memory.flags = []
     session.add(memory)
-    session.execute(_REDACT_OPERATIONS, {"memory_id": str(memory.id)})
+    redact_answers(session, memory)
     session.flush()

@@ -58,3 +58,26 @@ def transition(
                  "superseded_by": str(superseded_by) if superseded_by else None},
         flush=flush,
     )
+
+
+def doubt(
+    session: Session, memory: Memory, flag: str, *, reason: str, actor: str, flush: bool = True,
+) -> bool:
+    """Add ``flag`` to a locked live memory: an active one becomes suspect (audited), an
+    already suspect one keeps its state but the new doubt still moves its revision.
+
+    False, and nothing changes, when the memory carries the flag already (a rerun).
+    """
+    if flag in memory.flags:
+        return False
+    memory.flags = [*memory.flags, flag]
+    if memory.state == MemoryState.active:
+        transition(session, memory, MemoryState.suspect, reason=reason, actor=actor,
+                   flush=flush)
+    else:
+        memory.revision += 1
+        memory.updated_at = utcnow()
+        session.add(memory)
+        if flush:
+            session.flush()
+    return True
