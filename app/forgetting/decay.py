@@ -15,7 +15,7 @@ from sqlmodel import Session, col, select
 from app.audit import service as audit
 from app.core.models import utcnow
 from app.memories.models import Memory, MemoryState, Volatility
-from app.memories.transitions import transition
+from app.memories.transitions import doubt
 from app.settings import service as tenant_settings
 
 FLAG = "stale"
@@ -54,9 +54,8 @@ def decay(
         if memory.state != MemoryState.active:
             continue  # the lock returns the row as committed; the database re-checked it too
         volatility = Volatility(memory.volatility)
-        memory.flags = [*memory.flags, FLAG] if FLAG not in memory.flags else memory.flags
-        transition(session, memory, MemoryState.suspect, actor=ACTOR, flush=False,
-                   reason=f"{volatility.value} half-life of {days[volatility]:g} days elapsed")
-        moved.append(str(memory.id))
+        if doubt(session, memory, FLAG, actor=ACTOR, flush=False,
+                 reason=f"{volatility.value} half-life of {days[volatility]:g} days elapsed"):
+            moved.append(str(memory.id))
     session.flush()
     return moved
