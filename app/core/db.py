@@ -7,13 +7,16 @@ pooled connection can never carry one tenant's context into another's request.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import select
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from functools import lru_cache
 from typing import Any
 from uuid import UUID
 
-from sqlalchemy import Engine, create_engine, text
+import psycopg
+from sqlalchemy import Connection, Engine, TextClause, create_engine, event, text
+from sqlalchemy.exc import DisconnectionError
 from sqlmodel import Session
 
 from app.core.config import get_settings
@@ -25,14 +28,34 @@ SCOPE_GUC = "lethe.scope"
 
 
 def make_engine(url: str, *, pool_size: int = 5, **kwargs: Any) -> Engine:
-    return create_engine(
+    engine = create_engine(
         url,
         pool_size=pool_size,
         max_overflow=0,
-        pool_pre_ping=True,
         pool_timeout=30,
+        # Last in, first out: under light load requests keep reusing the same few connections,
+        # whose server processes have the plans, prepared statements and caches warm; the
+        # rest sit idle instead of every connection taking turns going cold.
+        pool_use_lifo=True,
         **kwargs,
     )
+    event.listen(engine, "checkout", _check_alive)
+    return engine
+
+
+def _check_alive(dbapi_connection: Any, _record: Any, _proxy: Any) -> None:
+    """Check a pooled connection on checkout, without a round trip (SQLAlchemy's pre-ping
+    sends a query, which costs every request a round trip per connection it takes).
+
+    An idle connection the server has closed (a restart, an administrator, an idle timeout)
+    has something to read: the server's goodbye or end-of-file. A live idle one has nothing,
+    since the server never writes unasked. `DisconnectionError` makes the pool replace it.
+    """
+    if dbapi_connection.closed or getattr(dbapi_connection, "broken", False):
+        raise DisconnectionError("the connection is closed")
+    readable, _, _ = select.select([dbapi_connection.fileno()], [], [], 0)
+    if readable:
+        raise DisconnectionError("the server wrote to, or closed, an idle connection")
 
 
 @lru_cache
@@ -46,30 +69,54 @@ def owner_engine() -> Engine:
 
 
 def set_tenant(session: Session, tenant_id: UUID) -> None:
-    session.execute(
-        text("SELECT set_config(:name, :value, true)"),
-        {"name": TENANT_GUC, "value": str(tenant_id)},
-    )
+    set_locals(session, {TENANT_GUC: str(tenant_id)})
 
 
 def set_local(session: Session, name: str, value: str) -> None:
-    session.execute(text("SELECT set_config(:name, :value, true)"), {"name": name, "value": value})
+    set_locals(session, {name: value})
+
+
+def set_locals(session: Session, values: Mapping[str, str]) -> None:
+    """Transaction-local settings, all in one statement (one round trip)."""
+    session.execute(_set_config_sql(len(values)), _set_config_params(values))
+
+
+def _set_config_params(values: Mapping[str, str]) -> dict[str, str]:
+    params: dict[str, str] = {}
+    for index, (name, value) in enumerate(values.items()):
+        params[f"n{index}"], params[f"v{index}"] = name, value
+    return params
+
+
+@lru_cache
+def _set_config_sql(count: int) -> TextClause:
+    calls = ", ".join(f"set_config(:n{i}, :v{i}, true)" for i in range(count))
+    return text(f"SELECT {calls}")
+
+
+@lru_cache
+def _set_config_driver_sql(count: int) -> str:
+    return "SELECT " + ", ".join(f"set_config(%(n{i})s, %(v{i})s, true)" for i in range(count))
 
 
 @contextmanager
 def session_scope(
-    tenant_id: UUID | None = None, *, engine: Engine | None = None
+    tenant_id: UUID | None = None, *, engine: Engine | None = None,
+    settings: Mapping[str, str] | None = None,
 ) -> Iterator[Session]:
     """One transaction: commit on success, roll back on any error.
 
     Services only ``flush()``; this is the single place that commits, used by requests (via
-    the unit of work) and by Celery tasks alike.
+    the unit of work) and by Celery tasks alike. ``settings`` are further transaction-local
+    settings, named in the same statement as the tenant.
     """
     session = Session(engine or app_engine(), expire_on_commit=False)
     try:
         session.begin()
-        if tenant_id is not None:
-            set_tenant(session, tenant_id)
+        values = {**({TENANT_GUC: str(tenant_id)} if tenant_id is not None else {}),
+                  **(settings or {})}
+        if values:
+            set_locals(session, values)
         yield session
         session.commit()
     except BaseException:
@@ -77,6 +124,46 @@ def session_scope(
         raise
     finally:
         session.close()
+
+
+@contextmanager
+def autocommit() -> Iterator[Connection]:
+    """A pooled connection on which every statement is its own transaction.
+
+    For one-statement reads that must not pay for BEGIN and COMMIT; settings made with
+    ``set_config(…, true)`` inside such a statement end with it.
+    """
+    with app_engine().connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+        yield conn
+
+
+@contextmanager
+def read_pipeline(
+    tenant_id: UUID, *, settings: Mapping[str, str] | None = None
+) -> Iterator[psycopg.Connection[Any]]:
+    """A read-only transaction on the driver connection, in pipeline mode.
+
+    Statements go out without waiting for each other's answers; a cursor's answer is awaited
+    when it is fetched. So BEGIN, the tenant and ``settings`` and every read sent before the
+    first fetch cost one round trip together, where one by one each costs its own. For hot
+    read paths (recall); the transaction never writes (`transaction_read_only`).
+    """
+    values = {TENANT_GUC: str(tenant_id), "transaction_read_only": "on", **(settings or {})}
+    with app_engine().connect() as conn:
+        driver = driver_connection(conn)
+        with driver.pipeline():
+            driver.execute(_set_config_driver_sql(len(values)), _set_config_params(values))
+            yield driver
+        # Commit, not the pool's rollback-on-return: either ends a read; this says so.
+        driver.commit()
+
+
+def driver_connection(conn: Connection | Session) -> psycopg.Connection[Any]:
+    """The psycopg connection under ``conn`` (in its transaction), for statements sent raw."""
+    connection = conn.connection() if isinstance(conn, Session) else conn
+    driver = connection.connection.driver_connection
+    assert isinstance(driver, psycopg.Connection)
+    return driver
 
 
 @contextmanager

@@ -38,8 +38,8 @@ SessionDep = Annotated[Session, Depends(get_session)]
 
 
 def _authenticate(raw_key: str) -> Principal | None:
-    with db.session_scope() as session:
-        return tenants.authenticate(session, raw_key=raw_key, scope_to_tenant=False)
+    with db.autocommit() as conn:
+        return tenants.authenticate_alone(conn, raw_key=raw_key)
 
 
 async def _principal(request: Request, credentials: Credentials) -> Principal:

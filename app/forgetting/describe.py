@@ -177,12 +177,10 @@ def _candidates(
     n: int,
 ) -> list[uuid.UUID]:
     """The store's own hybrid search: vector and keyword candidates fused by rank."""
-    ranked = [[memory_id for memory_id, _ in candidates.by_vector(
-        session, subject=subject, states=RESOLVABLE, embedding=embedding, n=n)]]
-    if topic.keywords:
-        ranked.append([memory_id for memory_id, _ in candidates.by_keywords(
-            session, subject=subject, states=RESOLVABLE, query=topic.keywords, n=n)])
-    return [memory_id for memory_id, _ in reciprocal_rank_fusion(ranked)]
+    candidates.use_iterative_scan(session, n=n)
+    found = candidates.lists(session, subject=subject, states=RESOLVABLE, n=n,
+                             embedding=embedding, query=topic.keywords or None)
+    return [memory_id for memory_id, _ in reciprocal_rank_fusion(found.ranked())]
 
 
 def _plan_redactions(

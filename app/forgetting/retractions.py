@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
+from typing import Any
 
-from sqlmodel import Session, col, select
+import psycopg
+from psycopg.rows import DictRow, dict_row
+from sqlmodel import Session
 
 from app.forgetting.models import Retraction
 
@@ -25,12 +28,20 @@ def record(
     return retraction
 
 
-def for_subject(
-    session: Session, *, tenant_id: uuid.UUID, subject: str, limit: int = RECALLED_RETRACTIONS
-) -> Sequence[Retraction]:
-    return session.exec(
-        select(Retraction)
-        .where(Retraction.tenant_id == tenant_id, Retraction.subject == subject)
-        .order_by(col(Retraction.created_at).desc(), col(Retraction.id))
-        .limit(limit)
-    ).all()
+# Only what recall shows (never `memory_ids`); newest first.
+_RECENT_SQL = (
+    "SELECT id, about, created_at, memory_count FROM retraction"
+    " WHERE tenant_id = %(tenant_id)s AND subject = %(subject)s"
+    " ORDER BY created_at DESC, id LIMIT %(limit)s"
+)
+
+
+def recent(
+    conn: psycopg.Connection[Any], *, tenant_id: uuid.UUID, subject: str,
+    limit: int = RECALLED_RETRACTIONS,
+) -> psycopg.Cursor[DictRow]:
+    """The subject's latest retractions (id, about, created_at, memory_count), sent now and
+    fetched from the returned cursor when needed (in pipeline mode, with the other reads)."""
+    cursor = conn.cursor(row_factory=dict_row)
+    return cursor.execute(_RECENT_SQL, {"tenant_id": tenant_id, "subject": subject,
+                                        "limit": limit})

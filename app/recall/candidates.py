@@ -1,4 +1,4 @@
-"""The two candidate generators of hybrid recall, each one SQL statement.
+"""The two candidate generators of hybrid recall, read together in one SQL statement.
 
 Both read current versions only (one pointer join, `memory.current_version_id`) of live
 memories of one subject, straight from the database: no cache can serve a stale view.
@@ -8,25 +8,35 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
 
-from sqlalchemy import text
+import psycopg
 from sqlmodel import Session
 
+from app.core import db
+
+# The two lists are CTEs of one statement (one round trip, one snapshot); a recall asks for
+# one or both. Each list is ranked within itself; fusion happens in Python (ranking.py).
+
 # Iterative index scans: when the subject filter discards most HNSW neighbours, pgvector keeps
-# scanning instead of returning fewer than `limit` rows. relaxed_order is re-sorted below.
-_VECTOR_SQL = text(
-    """
-    WITH nearest AS MATERIALIZED (
-        SELECT m.id, v.embedding <=> CAST(:embedding AS vector) AS distance
+# scanning instead of returning fewer than `limit` rows (the transaction must allow it:
+# `scan_settings`). relaxed_order is re-sorted by the rank below.
+_VECTOR_CTES = """
+    nearest AS MATERIALIZED (
+        SELECT m.id, v.embedding <=> CAST(%(embedding)s AS vector) AS distance
         FROM memory_version v
         JOIN memory m ON m.current_version_id = v.id
-        WHERE m.subject = :subject AND m.state = ANY(:states) AND v.embedding IS NOT NULL
-        ORDER BY v.embedding <=> CAST(:embedding AS vector)
-        LIMIT :n
+        WHERE m.subject = %(subject)s AND m.state = ANY(%(states)s) AND v.embedding IS NOT NULL
+        ORDER BY v.embedding <=> CAST(%(embedding)s AS vector)
+        LIMIT %(n)s
+    ),
+    vector_list AS (
+        SELECT 'vector' AS list, id, distance AS score,
+               row_number() OVER (ORDER BY distance, id) AS rank
+        FROM nearest
     )
-    SELECT id, distance FROM nearest ORDER BY distance, id
-    """
-)
+"""
 
 # Keyword relevance = the IDF-weighted share of the query's terms a memory contains, with IDF
 # over the subject's live memories (PostgreSQL's ts_rank has none, so "work" would weigh as much
@@ -34,15 +44,14 @@ _VECTOR_SQL = text(
 # that shares one common word with a memory scores low and stays out, and so does a term many
 # of the subject's memories contain: keyword evidence joins the fusion only when it is real.
 # Query lexemes are stemmed already, so they are matched with the 'simple' configuration.
-_KEYWORD_SQL = text(
-    """
-    WITH terms AS (
+_KEYWORD_CTES = """
+    terms AS (
         SELECT DISTINCT to_tsquery('simple', quote_literal(lexeme)) AS term
-        FROM unnest(tsvector_to_array(to_tsvector('english', :query))) AS lexeme
+        FROM unnest(tsvector_to_array(to_tsvector('english', %(query)s))) AS lexeme
     ),
     total AS (
         SELECT count(*) AS n FROM memory m
-        WHERE m.subject = :subject AND m.state = ANY(:states)
+        WHERE m.subject = %(subject)s AND m.state = ANY(%(states)s)
     ),
     -- The planner may answer each term from the GIN index on `search` (a rare term) or from
     -- the subject's rows (a small subject); both give the same matches.
@@ -51,7 +60,7 @@ _KEYWORD_SQL = text(
         FROM terms t
         JOIN memory_version v ON v.search @@ t.term
         JOIN memory m ON m.current_version_id = v.id
-        WHERE m.subject = :subject AND m.state = ANY(:states)
+        WHERE m.subject = %(subject)s AND m.state = ANY(%(states)s)
     ),
     weights AS (
         SELECT t.term, count(matches.id) AS df,
@@ -65,15 +74,29 @@ _KEYWORD_SQL = text(
         FROM matches JOIN weights USING (term)
         -- Only specific terms testify: one found in many of the subject's memories ("live")
         -- says nothing about which of them is meant.
-        WHERE weights.df <= greatest(2, ceil((SELECT n FROM total) * :max_df_share))
+        WHERE weights.df <= greatest(2, ceil((SELECT n FROM total) * %(max_df_share)s))
         GROUP BY matches.id
+    ),
+    keyword_list AS (
+        SELECT 'keyword' AS list, id, coverage::float8 AS score,
+               row_number() OVER (ORDER BY coverage DESC, id) AS rank
+        FROM scored
+        WHERE coverage >= %(min_coverage)s
+        ORDER BY coverage DESC, id
+        LIMIT %(n)s
     )
-    SELECT id, coverage FROM scored
-    WHERE coverage >= :min_coverage
-    ORDER BY coverage DESC, id
-    LIMIT :n
-    """
-)
+"""
+
+
+def _lists_sql(*, vector: bool, keyword: bool) -> str:
+    ctes = [sql for sql, wanted in ((_VECTOR_CTES, vector), (_KEYWORD_CTES, keyword)) if wanted]
+    arms = [f"SELECT list, id, score, rank FROM {name}_list"
+            for name, wanted in (("vector", vector), ("keyword", keyword)) if wanted]
+    return f"WITH {','.join(ctes)} {' UNION ALL '.join(arms)} ORDER BY list, rank"
+
+
+_LISTS_SQL = {(vector, keyword): _lists_sql(vector=vector, keyword=keyword)
+              for vector in (True, False) for keyword in (True, False) if vector or keyword}
 
 KEYWORD_MIN_COVERAGE = 0.5
 KEYWORD_MAX_DF_SHARE = 0.05
@@ -83,39 +106,76 @@ def vector_literal(embedding: Sequence[float]) -> str:
     return "[" + ",".join(f"{value:.7g}" for value in embedding) + "]"
 
 
+def scan_settings(*, n: int) -> dict[str, str]:
+    """Transaction settings that let HNSW scans go on past rows a filter drops (up to ``n``)."""
+    return {"hnsw.iterative_scan": "relaxed_order",
+            "hnsw.ef_search": str(max(40, min(n * 2, 1000)))}
+
+
 def use_iterative_scan(session: Session, *, n: int) -> None:
-    """Let this transaction's HNSW scans keep going past rows a filter drops (up to ``n``)."""
-    session.execute(
-        text("SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), "
-             "set_config('hnsw.ef_search', :ef, true)"),
-        {"ef": str(max(40, min(n * 2, 1000)))},
-    )
+    db.set_locals(session, scan_settings(n=n))
+
+
+@dataclass(frozen=True)
+class Lists:
+    """Each generator's candidates, best first, as (memory ID, score); None when not asked."""
+
+    vector: list[tuple[uuid.UUID, float]] | None
+    keyword: list[tuple[uuid.UUID, float]] | None
+
+    def ranked(self) -> list[list[uuid.UUID]]:
+        """The asked-for lists as IDs, vector first (fusion keeps first-seen order on ties)."""
+        return [[memory_id for memory_id, _ in found]
+                for found in (self.vector, self.keyword) if found is not None]
+
+
+@dataclass(frozen=True)
+class PendingLists:
+    """Lists sent to the database; in pipeline mode their answer is awaited by `result()`."""
+
+    cursor: psycopg.Cursor[Any]
+    vector: bool
+    keyword: bool
+
+    def result(self) -> Lists:
+        found: dict[str, list[tuple[uuid.UUID, float]]] = {"vector": [], "keyword": []}
+        for list_name, memory_id, score, _ in self.cursor.fetchall():
+            found[list_name].append((memory_id, float(score)))
+        return Lists(vector=found["vector"] if self.vector else None,
+                     keyword=found["keyword"] if self.keyword else None)
+
+
+def send(
+    conn: psycopg.Connection[Any],
+    *,
+    subject: str,
+    states: Sequence[str],
+    n: int,
+    embedding: Sequence[float] | None = None,
+    query: str | None = None,
+    min_coverage: float = KEYWORD_MIN_COVERAGE,
+) -> PendingLists:
+    """Send the vector list (given ``embedding``) and the keyword list (given ``query``) as one
+    statement. The vector list needs `scan_settings` in force in the transaction."""
+    vector, keyword = embedding is not None, query is not None
+    assert vector or keyword, "ask for at least one list"
+    cursor = conn.execute(_LISTS_SQL[(vector, keyword)], {
+        "embedding": vector_literal(embedding) if embedding is not None else None,
+        "query": query, "subject": subject, "states": list(states), "n": n,
+        "min_coverage": min_coverage, "max_df_share": KEYWORD_MAX_DF_SHARE,
+    })
+    return PendingLists(cursor, vector, keyword)
+
+
+def lists(session: Session, **ask: Any) -> Lists:
+    """`send` and await the lists inside an ORM transaction (same arguments)."""
+    return send(db.driver_connection(session), **ask).result()
 
 
 def by_vector(
     session: Session, *, subject: str, states: Sequence[str], embedding: Sequence[float], n: int
 ) -> list[tuple[uuid.UUID, float]]:
     use_iterative_scan(session, n=n)
-    rows = session.execute(
-        _VECTOR_SQL,
-        {"embedding": vector_literal(embedding), "subject": subject, "states": list(states),
-         "n": n},
-    ).all()
-    return [(row[0], float(row[1])) for row in rows]
-
-
-def by_keywords(
-    session: Session,
-    *,
-    subject: str,
-    states: Sequence[str],
-    query: str,
-    n: int,
-    min_coverage: float = KEYWORD_MIN_COVERAGE,
-) -> list[tuple[uuid.UUID, float]]:
-    rows = session.execute(
-        _KEYWORD_SQL,
-        {"query": query, "subject": subject, "states": list(states), "n": n,
-         "min_coverage": min_coverage, "max_df_share": KEYWORD_MAX_DF_SHARE},
-    ).all()
-    return [(row[0], float(row[1])) for row in rows]
+    found = lists(session, subject=subject, states=states, n=n, embedding=embedding).vector
+    assert found is not None
+    return found

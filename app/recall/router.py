@@ -5,7 +5,7 @@ import uuid
 from fastapi import APIRouter, Response
 from starlette.concurrency import run_in_threadpool
 
-from app.core import db, uow
+from app.core import uow
 from app.core.deps import AppReader
 from app.core.errors import COMMON_PROBLEMS, problem_responses
 from app.embeddings.runtime import embedder
@@ -22,16 +22,13 @@ router = APIRouter(
 async def recall(body: RecallRequest, principal: AppReader) -> Response:
     """Recall a subject's live memories relevant to a query (hybrid vector + full text)."""
     # A read: nothing to replay, and storing the answer would copy memory text into
-    # operation records. The query is embedded before the transaction opens.
-    vector = None
-    if body.mode is not RecallMode.keyword:
-        vector = await run_in_threadpool(embedder().embed_one, body.query)
-    answer = await run_in_threadpool(_recall, principal.tenant_id, body, vector)
-    # Serialized once here: the service built and checked the model.
-    return Response(answer.model_dump_json(), media_type="application/json")
+    # operation records. One trip to a worker thread for both the embedding and the reads.
+    return Response(await run_in_threadpool(_recall, principal.tenant_id, body),
+                    media_type="application/json")
 
 
-def _recall(tenant_id: uuid.UUID, body: RecallRequest,
-            vector: list[float] | None) -> RecallResponse:
-    with db.session_scope(tenant_id) as session:
-        return service.recall(session, tenant_id=tenant_id, request=body, embedding=vector)
+def _recall(tenant_id: uuid.UUID, body: RecallRequest) -> bytes:
+    # The query is embedded before the read transaction opens (no connection is held while
+    # the model runs); the answer is serialized once, here: the service built the model.
+    vector = embedder().embed_one(body.query) if body.mode is not RecallMode.keyword else None
+    return service.recall(tenant_id, body, vector).model_dump_json().encode()

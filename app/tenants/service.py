@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
+from typing import Any
 
+from sqlalchemy import Connection, Row, text
 from sqlmodel import Session, col, select
 
 from app.core import db, security
@@ -61,26 +63,30 @@ def create_tenant(
     return CreatedTenant(tenant=tenant, keys=keys, existed=False)
 
 
-def authenticate(
-    session: Session, *, raw_key: str, scope_to_tenant: bool = True
-) -> Principal | None:
-    """Find the key; None when unknown or revoked.
+# Names the key's hash and reads its row in one statement (migration 0007_key_lookup).
+_KEY_SQL = text("SELECT id, tenant_id, role FROM lethe_api_key(:key_hash)")
 
-    With ``scope_to_tenant`` the rest of the transaction works in the key's tenant and can no
-    longer read the key row by its hash. The API authenticates in a transaction of its own
-    that ends right away, so it skips both round trips.
-    """
-    key_hash = security.hash_key(raw_key)
-    db.set_local(session, db.AUTH_GUC, key_hash)
-    key = session.exec(
-        select(ApiKey).where(ApiKey.key_hash == key_hash, ApiKey.revoked_at.is_(None))  # type: ignore[union-attr]
-    ).first()
-    if key is None:
+
+def authenticate(session: Session, *, raw_key: str) -> Principal | None:
+    """Find the key and scope the rest of the transaction to its tenant; None when unknown
+    or revoked. Afterwards the transaction can no longer read the key row by its hash."""
+    principal = _principal(session.execute(_KEY_SQL, {"key_hash": security.hash_key(raw_key)})
+                           .first())
+    if principal is not None:
+        db.set_locals(session, {db.AUTH_GUC: "", db.TENANT_GUC: str(principal.tenant_id)})
+    return principal
+
+
+def authenticate_alone(conn: Connection, *, raw_key: str) -> Principal | None:
+    """Find the key in one autocommit statement (`db.autocommit()`): what the API does before
+    every request, so it costs one round trip and leaves no setting behind."""
+    return _principal(conn.execute(_KEY_SQL, {"key_hash": security.hash_key(raw_key)}).first())
+
+
+def _principal(row: Row[Any] | None) -> Principal | None:
+    if row is None:
         return None
-    if scope_to_tenant:
-        db.set_local(session, db.AUTH_GUC, "")
-        db.set_tenant(session, key.tenant_id)
-    return Principal(tenant_id=key.tenant_id, key_id=key.id, role=key.role)
+    return Principal(tenant_id=row.tenant_id, key_id=row.id, role=Role(row.role))
 
 
 def all_tenant_ids() -> list[uuid.UUID]:

@@ -114,3 +114,48 @@ def test_api_never_shows_another_tenants_settings(
                  headers=tenant["compliance"])
     theirs = client.get("/v1/settings", headers=other_tenant["app"]).json()
     assert theirs["half_lives"]["situational"] == 7
+
+
+def test_key_lookup_reads_one_key_and_leaves_no_setting_behind(
+    tenant: dict[str, Any], other_tenant: dict[str, Any], owner_conn: Any
+) -> None:
+    # What the API runs before every request: one autocommit statement on a pooled connection.
+    from app.tenants import service as tenants
+
+    engine = db.make_engine(get_runtime().app_url, pool_size=1)
+    try:
+        with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+            found = tenants.authenticate_alone(conn, raw_key=tenant["keys"]["app"])
+            assert found is not None and str(found.tenant_id) == tenant["id"]
+            assert found.role.value == "app"
+            # The hash named for the lookup ended with its statement: nothing readable after.
+            assert conn.execute(text("SELECT count(*) FROM api_key")).scalar() == 0
+            assert conn.execute(
+                text("SELECT current_setting('lethe.auth_key_hash', true)")
+            ).scalar() in (None, "")
+            assert tenants.authenticate_alone(conn, raw_key="lethe_app_unknown") is None
+        owner_conn.execute("UPDATE api_key SET revoked_at = now() WHERE tenant_id = %s",
+                           (other_tenant["id"],))
+        with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+            assert tenants.authenticate_alone(conn, raw_key=other_tenant["keys"]["app"]) is None
+        # The same pooled connection, back in a transaction, still sees no key rows.
+        with db.session_scope(engine=engine) as session:
+            assert session.execute(text("SELECT count(*) FROM api_key")).scalar() == 0
+    finally:
+        engine.dispose()
+
+
+def test_console_sign_in_scopes_the_transaction_to_the_keys_tenant(
+    tenant: dict[str, Any], other_tenant: dict[str, Any]
+) -> None:
+    from app.tenants import service as tenants
+
+    with db.session_scope() as session:
+        found = tenants.authenticate(session, raw_key=tenant["keys"]["compliance"])
+        assert found is not None and str(found.tenant_id) == tenant["id"]
+        seen = {str(k.tenant_id) for k in session.exec(select(ApiKey)).all()}
+        assert seen == {tenant["id"]}
+        # The key row is no longer readable by its hash alone: only by tenant.
+        assert session.execute(
+            text("SELECT current_setting('lethe.auth_key_hash', true)")
+        ).scalar() == ""

@@ -128,26 +128,26 @@ def test_a_memory_forgotten_after_the_keyword_read_is_not_returned(
 ) -> None:
     """The result load re-checks state: a candidate forgotten after its list was read is dropped."""
     from app.embeddings.runtime import embedder
+    from app.forgetting import retractions
     from app.forgetting.forget import forget_one
-    from app.recall import service
+    from app.recall import candidates, service
     from app.recall.schemas import RecallRequest
 
     gone = _remember(client, tenant["app"], "My locker code at the ZX-400 gym is 4471.")
     kept = _remember(client, tenant["app"], "I renewed the ZX-400 gym membership in May.")
     tenant_id = uuid.UUID(tenant["id"])
     request = RecallRequest(subject="user:1", query="ZX-400 gym locker code")
-    with db.session_scope(tenant_id) as session:
-        lexical = service.read_lexical(session, tenant_id=tenant_id, request=request)
-    assert lexical.keyword_ids is not None
-    assert uuid.UUID(gone["id"]) in lexical.keyword_ids
+    with db.read_pipeline(tenant_id, settings=candidates.scan_settings(n=40)) as conn:
+        found = service.send_candidates(conn, request=request,
+                                        embedding=embedder().embed_one(request.query)).result()
+    assert found.keyword is not None
+    assert uuid.UUID(gone["id"]) in [memory_id for memory_id, _ in found.keyword]
     with db.session_scope(tenant_id) as session:
         row = session.get(Memory, uuid.UUID(gone["id"]))
         assert row is not None
         forget_one(session, row, reason="test", actor="system:test")
-    with db.session_scope(tenant_id) as session:
-        answer = service.read_vector_and_results(
-            session, request=request, embedding=embedder().embed_one(request.query),
-            lexical=lexical,
-        )
+    with db.read_pipeline(tenant_id) as conn:
+        retracted = retractions.recent(conn, tenant_id=tenant_id, subject="user:1")
+        answer = service.results(conn, request=request, found=found, retracted=retracted)
     ids = [str(result.memory.id) for result in answer.results]
     assert gone["id"] not in ids and kept["id"] in ids

@@ -5,6 +5,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+import pytest
 from sqlalchemy import text
 
 from app.core import db
@@ -12,11 +13,12 @@ from app.embeddings.runtime import embedder
 from app.memories import service
 from app.memories.schemas import MemoryCreate
 from app.recall import candidates
+from app.recall import service as recall_service
+from app.recall.schemas import RecallMode, RecallRequest
 from bench.synthetic import memory_texts
 
 
-def test_iterative_scan_fills_the_limit_under_a_selective_filter(tenant: dict[str, Any]) -> None:
-    tenant_id = uuid.UUID(tenant["id"])
+def _seed_crowd_and_few(tenant_id: uuid.UUID) -> list[str]:
     crowd = list(memory_texts(300))
     few = ["Keeps bees on the roof.", "Plays the cello badly.", "Grows chillies on the balcony.",
            "Collects vintage maps.", "Swims in the sea all winter."]
@@ -26,15 +28,22 @@ def test_iterative_scan_fills_the_limit_under_a_selective_filter(tenant: dict[st
             subject = "user:crowd" if index < len(crowd) else "user:few"
             service.create(session, tenant_id=tenant_id, actor="system:test",
                            body=MemoryCreate(subject=subject, text=text_), embedding=vector)
-    query = embedder().embed_one(crowd[0])  # nearest neighbours are all in the crowd
     with db.session_scope(tenant_id) as session:
         session.execute(text("ANALYZE memory_version"))
+    return crowd
+
+
+def test_iterative_scan_fills_the_limit_under_a_selective_filter(tenant: dict[str, Any]) -> None:
+    tenant_id = uuid.UUID(tenant["id"])
+    crowd = _seed_crowd_and_few(tenant_id)
+    query = embedder().embed_one(crowd[0])  # nearest neighbours are all in the crowd
+    with db.session_scope(tenant_id) as session:
         # Make the planner take the HNSW index, as it does for large subjects.
         session.execute(text("SET LOCAL enable_sort = off"))
         session.execute(text("SET LOCAL enable_seqscan = off"))
         plan = "\n".join(
-            row[0] for row in session.execute(
-                text("EXPLAIN " + str(candidates._VECTOR_SQL)),
+            row[0] for row in db.driver_connection(session).execute(
+                "EXPLAIN " + candidates._LISTS_SQL[(True, False)],
                 {"embedding": candidates.vector_literal(query), "subject": "user:few",
                  "states": ["active"], "n": 5},
             )
@@ -43,3 +52,24 @@ def test_iterative_scan_fills_the_limit_under_a_selective_filter(tenant: dict[st
         found = candidates.by_vector(session, subject="user:few", states=["active"],
                                      embedding=query, n=5)
     assert len(found) == 5
+
+
+def test_recall_names_the_iterative_scan_for_its_transaction(
+    tenant: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The recall transaction carries `scan_settings`: with them the HNSW path fills the limit
+    for a small subject; the same path without iterative scans comes up short."""
+    tenant_id = uuid.UUID(tenant["id"])
+    crowd = _seed_crowd_and_few(tenant_id)
+    query = embedder().embed_one(crowd[0])
+    request = RecallRequest(subject="user:few", query=crowd[0], mode=RecallMode.vector, limit=5)
+    forced_index = {"enable_sort": "off", "enable_seqscan": "off"}
+    scan_settings = candidates.scan_settings
+
+    monkeypatch.setattr(candidates, "scan_settings",
+                        lambda *, n: {**scan_settings(n=n), **forced_index})
+    assert len(recall_service.recall(tenant_id, request, query).results) == 5
+
+    monkeypatch.setattr(candidates, "scan_settings", lambda *, n: {
+        **forced_index, "hnsw.iterative_scan": "off", "hnsw.ef_search": "40"})
+    assert len(recall_service.recall(tenant_id, request, query).results) < 5
