@@ -33,9 +33,9 @@ def make_engine(url: str, *, pool_size: int = 5, **kwargs: Any) -> Engine:
         pool_size=pool_size,
         max_overflow=0,
         pool_timeout=30,
-        # Last in, first out: under light load requests keep reusing the same few connections,
-        # whose server processes have the plans, prepared statements and caches warm; the
-        # rest sit idle instead of every connection taking turns going cold.
+        # Last in, first out: under light load requests keep reusing the same few connections
+        # (their prepared statements stay useful) and the rest stay idle, where a server-side
+        # idle timeout may close them; the checkout check below notices that.
         pool_use_lifo=True,
         **kwargs,
     )

@@ -16,26 +16,23 @@ from sqlmodel import Session
 
 from app.core import db
 
-# The two lists are CTEs of one statement (one round trip, one snapshot); a recall asks for
-# one or both. Each list is ranked within itself; fusion happens in Python (ranking.py).
+# A recall asks for one list or both; in pipeline mode both statements travel together (one
+# round trip) and each is planned on its own (cheaper than one statement holding both).
+# Fusion happens in Python (ranking.py).
 
 # Iterative index scans: when the subject filter discards most HNSW neighbours, pgvector keeps
 # scanning instead of returning fewer than `limit` rows (the transaction must allow it:
-# `scan_settings`). relaxed_order is re-sorted by the rank below.
-_VECTOR_CTES = """
-    nearest AS MATERIALIZED (
+# `scan_settings`). relaxed_order is re-sorted below.
+_VECTOR_SQL = """
+    WITH nearest AS MATERIALIZED (
         SELECT m.id, v.embedding <=> CAST(%(embedding)s AS vector) AS distance
         FROM memory_version v
         JOIN memory m ON m.current_version_id = v.id
         WHERE m.subject = %(subject)s AND m.state = ANY(%(states)s) AND v.embedding IS NOT NULL
         ORDER BY v.embedding <=> CAST(%(embedding)s AS vector)
         LIMIT %(n)s
-    ),
-    vector_list AS (
-        SELECT 'vector' AS list, id, distance AS score,
-               row_number() OVER (ORDER BY distance, id) AS rank
-        FROM nearest
     )
+    SELECT id, distance FROM nearest ORDER BY distance, id
 """
 
 # Keyword relevance = the IDF-weighted share of the query's terms a memory contains, with IDF
@@ -44,8 +41,8 @@ _VECTOR_CTES = """
 # that shares one common word with a memory scores low and stays out, and so does a term many
 # of the subject's memories contain: keyword evidence joins the fusion only when it is real.
 # Query lexemes are stemmed already, so they are matched with the 'simple' configuration.
-_KEYWORD_CTES = """
-    terms AS (
+_KEYWORD_SQL = """
+    WITH terms AS (
         SELECT DISTINCT to_tsquery('simple', quote_literal(lexeme)) AS term
         FROM unnest(tsvector_to_array(to_tsvector('english', %(query)s))) AS lexeme
     ),
@@ -76,27 +73,13 @@ _KEYWORD_CTES = """
         -- says nothing about which of them is meant.
         WHERE weights.df <= greatest(2, ceil((SELECT n FROM total) * %(max_df_share)s))
         GROUP BY matches.id
-    ),
-    keyword_list AS (
-        SELECT 'keyword' AS list, id, coverage::float8 AS score,
-               row_number() OVER (ORDER BY coverage DESC, id) AS rank
-        FROM scored
-        WHERE coverage >= %(min_coverage)s
-        ORDER BY coverage DESC, id
-        LIMIT %(n)s
     )
+    SELECT id, coverage FROM scored
+    WHERE coverage >= %(min_coverage)s
+    ORDER BY coverage DESC, id
+    LIMIT %(n)s
 """
 
-
-def _lists_sql(*, vector: bool, keyword: bool) -> str:
-    ctes = [sql for sql, wanted in ((_VECTOR_CTES, vector), (_KEYWORD_CTES, keyword)) if wanted]
-    arms = [f"SELECT list, id, score, rank FROM {name}_list"
-            for name, wanted in (("vector", vector), ("keyword", keyword)) if wanted]
-    return f"WITH {','.join(ctes)} {' UNION ALL '.join(arms)} ORDER BY list, rank"
-
-
-_LISTS_SQL = {(vector, keyword): _lists_sql(vector=vector, keyword=keyword)
-              for vector in (True, False) for keyword in (True, False) if vector or keyword}
 
 KEYWORD_MIN_COVERAGE = 0.5
 KEYWORD_MAX_DF_SHARE = 0.05
@@ -131,18 +114,16 @@ class Lists:
 
 @dataclass(frozen=True)
 class PendingLists:
-    """Lists sent to the database; in pipeline mode their answer is awaited by `result()`."""
+    """Lists sent to the database; in pipeline mode their answers are awaited by `result()`."""
 
-    cursor: psycopg.Cursor[Any]
-    vector: bool
-    keyword: bool
+    vector: psycopg.Cursor[Any] | None
+    keyword: psycopg.Cursor[Any] | None
 
     def result(self) -> Lists:
-        found: dict[str, list[tuple[uuid.UUID, float]]] = {"vector": [], "keyword": []}
-        for list_name, memory_id, score, _ in self.cursor.fetchall():
-            found[list_name].append((memory_id, float(score)))
-        return Lists(vector=found["vector"] if self.vector else None,
-                     keyword=found["keyword"] if self.keyword else None)
+        return Lists(*[
+            None if cursor is None else [(row[0], float(row[1])) for row in cursor.fetchall()]
+            for cursor in (self.vector, self.keyword)
+        ])
 
 
 def send(
@@ -155,27 +136,19 @@ def send(
     query: str | None = None,
     min_coverage: float = KEYWORD_MIN_COVERAGE,
 ) -> PendingLists:
-    """Send the vector list (given ``embedding``) and the keyword list (given ``query``) as one
-    statement. The vector list needs `scan_settings` in force in the transaction."""
-    vector, keyword = embedding is not None, query is not None
-    assert vector or keyword, "ask for at least one list"
-    cursor = conn.execute(_LISTS_SQL[(vector, keyword)], {
-        "embedding": vector_literal(embedding) if embedding is not None else None,
-        "query": query, "subject": subject, "states": list(states), "n": n,
-        "min_coverage": min_coverage, "max_df_share": KEYWORD_MAX_DF_SHARE,
-    })
-    return PendingLists(cursor, vector, keyword)
+    """Send the vector list (given ``embedding``) and the keyword list (given ``query``).
+    The vector list needs `scan_settings` in force in the transaction."""
+    assert embedding is not None or query is not None, "ask for at least one list"
+    common = {"subject": subject, "states": list(states), "n": n}
+    return PendingLists(
+        vector=None if embedding is None else conn.execute(
+            _VECTOR_SQL, {**common, "embedding": vector_literal(embedding)}),
+        keyword=None if query is None else conn.execute(_KEYWORD_SQL, {
+            **common, "query": query, "min_coverage": min_coverage,
+            "max_df_share": KEYWORD_MAX_DF_SHARE}),
+    )
 
 
 def lists(session: Session, **ask: Any) -> Lists:
     """`send` and await the lists inside an ORM transaction (same arguments)."""
     return send(db.driver_connection(session), **ask).result()
-
-
-def by_vector(
-    session: Session, *, subject: str, states: Sequence[str], embedding: Sequence[float], n: int
-) -> list[tuple[uuid.UUID, float]]:
-    use_iterative_scan(session, n=n)
-    found = lists(session, subject=subject, states=states, n=n, embedding=embedding).vector
-    assert found is not None
-    return found

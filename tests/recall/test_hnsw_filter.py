@@ -43,15 +43,16 @@ def test_iterative_scan_fills_the_limit_under_a_selective_filter(tenant: dict[st
         session.execute(text("SET LOCAL enable_seqscan = off"))
         plan = "\n".join(
             row[0] for row in db.driver_connection(session).execute(
-                "EXPLAIN " + candidates._LISTS_SQL[(True, False)],
+                "EXPLAIN " + candidates._VECTOR_SQL,
                 {"embedding": candidates.vector_literal(query), "subject": "user:few",
                  "states": ["active"], "n": 5},
             )
         )
         assert "ix_memory_version_embedding" in plan, plan
-        found = candidates.by_vector(session, subject="user:few", states=["active"],
-                                     embedding=query, n=5)
-    assert len(found) == 5
+        candidates.use_iterative_scan(session, n=5)
+        found = candidates.lists(session, subject="user:few", states=["active"],
+                                 embedding=query, n=5).vector
+    assert found is not None and len(found) == 5
 
 
 def test_recall_names_the_iterative_scan_for_its_transaction(
