@@ -1,8 +1,9 @@
 """Hybrid recall: vector and full-text candidates fused by reciprocal rank.
 
-A recall is one read transaction, opened after the query was embedded: both candidate lists
-in one statement, the subject's retractions, then the result load, which re-checks each
-result's state (under READ COMMITTED every statement sees the latest commits).
+A recall is one read-only transaction, opened after the query was embedded and pipelined
+(`db.read_pipeline`): the two candidate lists and the subject's retractions go out together,
+then the result load, which re-checks each result's state (under READ COMMITTED every
+statement sees the latest commits).
 """
 
 from __future__ import annotations
