@@ -6,6 +6,7 @@ import functools
 import logging
 import math
 
+from app.embeddings.coalescing import CoalescingEmbedder
 from app.embeddings.local import LocalMiniLMEmbedder
 from app.embeddings.openai_http import OpenAICompatibleEmbedder
 from app.embeddings.provider import Embedder
@@ -27,8 +28,10 @@ def get_embedder(
     num_threads: int | None = None,
 ) -> Embedder:
     if provider == "local":
-        return LocalMiniLMEmbedder(
-            model_path=model_path, batch_size=batch_size, num_threads=num_threads
+        return CoalescingEmbedder(
+            LocalMiniLMEmbedder(
+                model_path=model_path, batch_size=batch_size, num_threads=num_threads),
+            max_batch=batch_size,
         )
     if provider == "openai":
         if not api_url:

@@ -4,6 +4,7 @@ from typing import Any
 
 import pytest
 
+from app.embeddings.coalescing import CoalescingEmbedder
 from app.embeddings.factory import get_embedder, model_ready
 from app.embeddings.local import LocalMiniLMEmbedder
 from app.embeddings.openai_http import OpenAICompatibleEmbedder
@@ -16,8 +17,9 @@ DEFAULTS: dict[str, object] = dict(
 def test_local_built_once_and_ready() -> None:
     a = get_embedder("local", **DEFAULTS)
     b = get_embedder("local", **DEFAULTS)
-    assert a is b and isinstance(a, LocalMiniLMEmbedder)
-    assert a.batch_size == 32
+    assert a is b and isinstance(a, CoalescingEmbedder)
+    assert isinstance(a.inner, LocalMiniLMEmbedder) and a.inner.batch_size == 32
+    assert a.max_batch == 32
     assert model_ready(a)
 
 
