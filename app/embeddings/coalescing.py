@@ -66,14 +66,21 @@ class CoalescingEmbedder:
                     jobs.append(self._queue.get_nowait())
                 except queue.Empty:
                     break
-            try:
-                vectors = self.inner.embed([text for text, _ in jobs])
-                if len(vectors) != len(jobs):
-                    raise EmbeddingError(f"{len(vectors)} vectors for {len(jobs)} texts")
-            except Exception as exc:  # every waiting caller gets the failure; the thread goes on
-                log.warning("embedding %d queued texts failed", len(jobs), exc_info=True)
-                for _, done in jobs:
-                    done.set_exception(exc)
-                continue
-            for (_, done), vector in zip(jobs, vectors, strict=True):
-                done.set_result(vector)
+            self._embed(jobs)
+
+    def _embed(self, jobs: list[tuple[str, Future[list[float]]]]) -> None:
+        try:
+            vectors = self.inner.embed([text for text, _ in jobs])
+            if len(vectors) != len(jobs):
+                raise EmbeddingError(f"{len(vectors)} vectors for {len(jobs)} texts")
+        except Exception as exc:
+            if len(jobs) > 1:
+                # One request's text must not fail the others it happened to share a call with.
+                for job in jobs:
+                    self._embed([job])
+                return
+            log.warning("embedding a queued text failed", exc_info=True)
+            jobs[0][1].set_exception(exc)
+            return
+        for (_, done), vector in zip(jobs, vectors, strict=True):
+            done.set_result(vector)

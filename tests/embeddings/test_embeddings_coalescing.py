@@ -92,3 +92,38 @@ def test_a_failed_call_fails_its_callers_and_the_next_call_works() -> None:
     assert shared.embed_one("second") == [0.0] * 384
     with pytest.raises(TypeError):
         shared.embed_one(["not", "a", "str"])  # type: ignore[arg-type]
+
+
+class RefusingPoison:
+    """Fails any call that contains the text "poison"."""
+
+    dimensions = 384
+    name = "picky"
+
+    def __init__(self, gate: threading.Event) -> None:
+        self.gate = gate
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        self.gate.wait(10)
+        if "poison" in texts:
+            raise EmbeddingError("cannot embed poison")
+        return [[float(len(text))] * 384 for text in texts]
+
+    def embed_one(self, text: str) -> list[float]:
+        return self.embed([text])[0]
+
+
+def test_one_failing_text_fails_only_its_own_caller() -> None:
+    gate = threading.Event()
+    shared = CoalescingEmbedder(RefusingPoison(gate))
+    texts = ["first", "poison", "third", "fourth"]
+    with ThreadPoolExecutor(len(texts)) as pool:
+        futures = [pool.submit(shared.embed_one, text) for text in texts]
+        while sum(1 for f in futures if f.running()) < len(texts):
+            pass
+        gate.set()
+        with pytest.raises(EmbeddingError, match="poison"):
+            futures[1].result(timeout=30)
+        for text, future in zip(texts, futures, strict=True):
+            if text != "poison":
+                assert future.result(timeout=30) == [float(len(text))] * 384
