@@ -152,7 +152,7 @@ def main() -> None:
 def _seed(owner: str, tenant_id: uuid.UUID, count: int, subjects: int,
           embed: Callable[[Sequence[str]], list[list[float]]]) -> None:
     batch = 2_000
-    texts = memory_texts(count)
+    texts = memory_texts(count, distinct=True)
     done = 0
     with psycopg.connect(owner) as conn:
         # Building the HNSW index once after the load is far faster than growing it per row.

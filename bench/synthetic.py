@@ -65,10 +65,15 @@ def _slots(rng: random.Random) -> dict[str, object]:
     }
 
 
-def memory_texts(count: int, *, seed: int = 7) -> Iterator[str]:
+def memory_texts(count: int, *, seed: int = 7, distinct: bool = False) -> Iterator[str]:
+    """One fact per text; with ``distinct``, three (three different templates), so that
+    100,000 texts are nearly all different: with one fact each, every text repeats ≈ 50 times
+    over 100,000, which no real store does and which an HNSW graph handles badly."""
     rng = random.Random(seed)
     for index in range(count):
-        yield TEMPLATES[index % len(TEMPLATES)].format(**_slots(rng))
+        offsets = (0, 5, 9) if distinct else (0,)
+        yield " ".join(TEMPLATES[(index + offset) % len(TEMPLATES)].format(**_slots(rng))
+                       for offset in offsets)
 
 
 def subject_memories(
