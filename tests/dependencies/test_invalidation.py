@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 import time
 import uuid
 from typing import Any
@@ -11,6 +10,7 @@ import pytest
 
 from app.core.runtime import get_runtime
 from app.dependencies import tasks as dependency_tasks
+from tests.concurrency import together
 from tests.core.test_celery_worker import worker
 
 SUBJECT = "account:acme"
@@ -80,18 +80,10 @@ def test_reruns_and_overlapping_runs_mark_once(
     memory = _remember(client, tenant, "Restart the sync agent after upgrading.",
                        depends_on={"product.version": "4.1"})
     operation_id = _put(client, tenant, "4.2")["invalidation"]["id"]
-    barrier = threading.Barrier(2)
-    outcomes: list[bool] = []
+    def run() -> bool:
+        return bool(dependency_tasks.invalidate.run(operation_id, tenant["id"]))
 
-    def run() -> None:
-        barrier.wait()
-        outcomes.append(dependency_tasks.invalidate.run(operation_id, tenant["id"]))
-
-    threads = [threading.Thread(target=run) for _ in range(2)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    outcomes = together(run, run)
     assert sorted(outcomes) == [False, True]
     assert dependency_tasks.invalidate(operation_id, tenant["id"]) is False
     # A second change queued before the first job ran converges too.

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 import uuid
 from typing import Any
 
@@ -12,6 +11,7 @@ from app.core import db
 from app.forgetting import consolidation
 from app.forgetting import tasks as forgetting_tasks
 from app.maintenance import tasks as maintenance_tasks
+from tests.concurrency import together
 from tests.maintenance.helpers import run_through_worker
 from tests.memories.helpers import created
 
@@ -158,23 +158,7 @@ def test_two_runs_at_once_change_each_memory_once(
         older += [created(client, tenant["app"], subject=subject,
                           text=f"My locker number is {n}17.")["id"] for _ in range(2)]
         created(client, tenant["app"], subject=subject, text=f"My locker number is {n}17.")
-    barrier = threading.Barrier(2)
-    runs: list[list[str]] = []
-    errors: list[BaseException] = []
-
-    def run() -> None:
-        try:
-            barrier.wait()
-            runs.append(_consolidate(tenant))
-        except BaseException as exc:  # a thread's failure must fail the test
-            errors.append(exc)
-
-    threads = [threading.Thread(target=run) for _ in range(2)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert errors == []
+    runs = together(lambda: _consolidate(tenant), lambda: _consolidate(tenant))
     assert sorted(runs[0] + runs[1]) == sorted(older)
     assert sorted(_transitions(owner_conn, "consolidated")) == sorted(older)
     edges = owner_conn.execute(

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import threading
 import uuid
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from app.idempotency import tasks as idempotency_tasks
+from tests.concurrency import together
 from tests.forgetting.dump import database_text
 
 REPLAYED = "Idempotent-Replayed"
@@ -64,24 +63,19 @@ def test_e_forget_racing_a_second_delivery_always_ends_forgotten(
         key = f"race-{round_}"
         text = f"Locker code {round_} is Xylophone{round_}."
         memory_id = _create(client, tenant["app"], key, text).json()["id"]
-        barrier = threading.Barrier(2)
 
-        def forget(barrier: threading.Barrier = barrier, memory_id: str = memory_id) -> int:
-            barrier.wait()
+        def forget(memory_id: str = memory_id) -> int:
             status: int = client.delete(f"/v1/memories/{memory_id}",
                                         headers=tenant["app"]).status_code
             return status
 
-        def redeliver(barrier: threading.Barrier = barrier, key: str = key,
-                      text: str = text) -> int:
-            barrier.wait()
+        def redeliver(key: str = key, text: str = text) -> int:
             status: int = _create(client, tenant["app"], key, text).status_code
             return status
 
-        with ThreadPoolExecutor(2) as pool:
-            deleted, redelivered = pool.submit(forget), pool.submit(redeliver)
-            assert deleted.result() == 204
-            assert redelivered.result() in (201, 409)  # 409: the delete held the key's lock
+        deleted, redelivered = together(forget, redeliver)
+        assert deleted == 204
+        assert redelivered in (201, 409)  # 409: the delete held the key's lock
         state = owner_conn.execute("SELECT state FROM memory WHERE id = %s", (memory_id,))
         assert state.fetchone()[0] == "forgotten", round_
         assert client.get(f"/v1/memories/{memory_id}", headers=tenant["app"]).status_code == 404

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 import uuid
 from datetime import timedelta
 from typing import Any
@@ -13,6 +12,7 @@ from app.core import db
 from app.core.models import utcnow
 from app.forgetting import decay
 from app.maintenance import tasks as maintenance_tasks
+from tests.concurrency import together
 from tests.maintenance.helpers import run_through_worker
 
 SUBJECT = "user:decay"
@@ -70,20 +70,9 @@ def test_two_beat_ticks_at_once_move_each_memory_once(
     ids = [_remember(client, tenant, f"Visiting friend number {n}.", "situational")
            for n in range(5)]
     owner_conn.execute("UPDATE memory SET last_validated_at = now() - interval '8 days'")
-    barrier = threading.Barrier(2)
-    counts: list[int] = []
-
-    def tick() -> None:
-        barrier.wait()
-        # `.run` is the task's body: Celery's call wrapper is not safe to first-use from two
-        # threads at once, and the point here is the database's serialization.
-        counts.append(maintenance_tasks.decay_all.run())
-
-    threads = [threading.Thread(target=tick) for _ in range(2)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    # `.run` is the task's body: Celery's call wrapper is not safe to first-use from two
+    # threads at once, and the point here is the database's serialization.
+    counts = together(maintenance_tasks.decay_all.run, maintenance_tasks.decay_all.run)
     assert len(counts) == 2 and sum(counts) == 5
     events = owner_conn.execute(
         "SELECT count(*) FROM audit_event WHERE to_state = 'suspect'").fetchone()[0]

@@ -7,7 +7,6 @@ age memories by moving `state_changed_at` back as the owner instead of sleeping.
 
 from __future__ import annotations
 
-import threading
 import uuid
 from datetime import timedelta
 from typing import Any
@@ -22,6 +21,7 @@ from app.core.models import utcnow
 from app.forgetting import purge
 from app.forgetting.retention import retention
 from app.maintenance import tasks as maintenance_tasks
+from tests.concurrency import together
 from tests.forgetting.dump import database_text
 from tests.maintenance.helpers import run_through_worker
 
@@ -180,20 +180,9 @@ def test_two_beat_runs_at_once_move_each_memory_once(
     for memory_id in quarantined:
         client.post(f"/v1/memories/{memory_id}/quarantine", headers=tenant["compliance"])
     _age(owner_conn, deprecated + quarantined, 31)
-    barrier = threading.Barrier(2)
-    counts: list[int] = []
-
-    def tick() -> None:
-        barrier.wait()
-        # `.run` is the task's body: Celery's call wrapper is not safe to first-use from two
-        # threads at once, and the point here is the database's serialization.
-        counts.append(maintenance_tasks.retention_all.run())
-
-    threads = [threading.Thread(target=tick) for _ in range(2)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    # `.run` is the task's body: Celery's call wrapper is not safe to first-use from two
+    # threads at once, and the point here is the database's serialization.
+    counts = together(maintenance_tasks.retention_all.run, maintenance_tasks.retention_all.run)
 
     assert len(counts) == 2 and sum(counts) == 8
     events = dict(owner_conn.execute(
