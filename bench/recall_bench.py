@@ -171,7 +171,7 @@ def _seed(owner: str, tenant_id: uuid.UUID, count: int, subjects: int,
                 memory_rows.append((memory_id, tenant_id, subject, "preferential", "active", 1,
                                     version_id))
                 version_rows.append((version_id, tenant_id, memory_id, 1, text,
-                                     "[" + ",".join(f"{v:.7g}" for v in vector) + "]"))
+                                     vector_literal(vector)))
             with conn.cursor() as cur:
                 cur.execute("SET session_replication_role = replica")  # FK checks off for load
                 with cur.copy("COPY memory (id, tenant_id, subject, volatility, state, revision,"

@@ -15,7 +15,7 @@ from typing import Any
 from uuid import UUID
 
 import psycopg
-from sqlalchemy import Connection, Engine, TextClause, create_engine, event, text
+from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.exc import DisconnectionError
 from sqlmodel import Session
 
@@ -78,24 +78,18 @@ def set_local(session: Session, name: str, value: str) -> None:
 
 def set_locals(session: Session, values: Mapping[str, str]) -> None:
     """Transaction-local settings, all in one statement (one round trip)."""
-    session.execute(_set_config_sql(len(values)), _set_config_params(values))
+    _send_set_locals(driver_connection(session), values)
 
 
-def _set_config_params(values: Mapping[str, str]) -> dict[str, str]:
+def _send_set_locals(conn: psycopg.Connection[Any], values: Mapping[str, str]) -> None:
     params: dict[str, str] = {}
     for index, (name, value) in enumerate(values.items()):
         params[f"n{index}"], params[f"v{index}"] = name, value
-    return params
+    conn.execute(_set_config_sql(len(values)), params)
 
 
 @lru_cache
-def _set_config_sql(count: int) -> TextClause:
-    calls = ", ".join(f"set_config(:n{i}, :v{i}, true)" for i in range(count))
-    return text(f"SELECT {calls}")
-
-
-@lru_cache
-def _set_config_driver_sql(count: int) -> str:
+def _set_config_sql(count: int) -> str:
     return "SELECT " + ", ".join(f"set_config(%(n{i})s, %(v{i})s, true)" for i in range(count))
 
 
@@ -152,7 +146,7 @@ def read_pipeline(
     with app_engine().connect() as conn:
         driver = driver_connection(conn)
         with driver.pipeline():
-            driver.execute(_set_config_driver_sql(len(values)), _set_config_params(values))
+            _send_set_locals(driver, values)
             yield driver
         # Commit, not the pool's rollback-on-return: either ends a read; this says so.
         driver.commit()

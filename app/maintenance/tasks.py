@@ -32,9 +32,7 @@ def run(operation_id: str, tenant_id: str) -> bool:
 @celery_app.task(name="forgetting.decay", acks_late=True)
 def decay_all() -> int:
     """Beat: decay every tenant; overlapping runs move nothing twice."""
-    now = utcnow()
-    moved = sum(run_for_tenant(service.Job.decay, tenant_id, now=now)
-                for tenant_id in tenants.all_tenant_ids())
+    moved = _every_tenant(service.Job.decay)
     log.info("decay moved %d memories to suspect", moved)
     return moved
 
@@ -42,11 +40,15 @@ def decay_all() -> int:
 @celery_app.task(name="forgetting.retention", acks_late=True)
 def retention_all() -> int:
     """Beat: retention for every tenant; overlapping runs move nothing twice."""
-    now = utcnow()
-    moved = sum(run_for_tenant(service.Job.retention, tenant_id, now=now)
-                for tenant_id in tenants.all_tenant_ids())
+    moved = _every_tenant(service.Job.retention)
     log.info("retention moved %d memories (quarantined or forgotten)", moved)
     return moved
+
+
+def _every_tenant(job: service.Job) -> int:
+    """``job`` for every tenant, with one clock for the whole run; the memories moved."""
+    now = utcnow()
+    return sum(run_for_tenant(job, tenant_id, now=now) for tenant_id in tenants.all_tenant_ids())
 
 
 def run_for_tenant(job: service.Job, tenant_id: uuid.UUID, *, now: datetime) -> int:

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
-from typing import Any
 
-from sqlalchemy import Connection, Row, text
+from sqlalchemy import Connection, text
 from sqlmodel import Session, col, select
 
 from app.core import db, security
@@ -70,8 +69,7 @@ _KEY_SQL = text("SELECT id, tenant_id, role FROM lethe_api_key(:key_hash)")
 def authenticate(session: Session, *, raw_key: str) -> Principal | None:
     """Find the key and scope the rest of the transaction to its tenant; None when unknown
     or revoked. Afterwards the transaction can no longer read the key row by its hash."""
-    principal = _principal(session.execute(_KEY_SQL, {"key_hash": security.hash_key(raw_key)})
-                           .first())
+    principal = _lookup(session, raw_key)
     if principal is not None:
         db.set_locals(session, {db.AUTH_GUC: "", db.TENANT_GUC: str(principal.tenant_id)})
     return principal
@@ -80,10 +78,11 @@ def authenticate(session: Session, *, raw_key: str) -> Principal | None:
 def authenticate_alone(conn: Connection, *, raw_key: str) -> Principal | None:
     """Find the key in one autocommit statement (`db.autocommit()`): what the API does before
     every request, so it costs one round trip and leaves no setting behind."""
-    return _principal(conn.execute(_KEY_SQL, {"key_hash": security.hash_key(raw_key)}).first())
+    return _lookup(conn, raw_key)
 
 
-def _principal(row: Row[Any] | None) -> Principal | None:
+def _lookup(conn: Session | Connection, raw_key: str) -> Principal | None:
+    row = conn.execute(_KEY_SQL, {"key_hash": security.hash_key(raw_key)}).first()
     if row is None:
         return None
     return Principal(tenant_id=row.tenant_id, key_id=row.id, role=Role(row.role))
