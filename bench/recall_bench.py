@@ -7,7 +7,9 @@ live `lethe api` process: (a) write throughput of POST /v1/memories, (b) POST /v
 latency at concurrency 1 and 8 (query embedding included), and beside them (c) the bare
 `ORDER BY embedding <=> q LIMIT 10` with the same subject filter plus the query embedding
 alone, and (d) recall@10 of recall's nearest-neighbour list against an exact scan at that
-filter, beside the HNSW index forced onto the same filter (which the planner avoids there).
+filter, beside the HNSW index forced onto the same filter (which the planner avoids there),
+and, for one subject of 2,000, 10,000 and 50,000 memories made for a moment by merging seeded
+ones, how recall's vector list ran (exact sort or HNSW walk), its time and its recall@10.
 
 Recall at concurrency 1 and its baseline, (c), are timed in alternating blocks (recalls,
 then the same queries' embeddings, then their bare queries, three times over), each a tight
@@ -124,6 +126,9 @@ def main() -> None:
             recall_8 = _recall_latencies(base, headers, asks, concurrency=8)
         list_recall = _vector_list_recall(owner, tenant_id, asks, vectors)
         forced_recall, forced_rows = _forced_hnsw_recall(owner, tenant_id, asks, vectors)
+        large = [_large_subject(owner, tenant_id, size, args.memories // args.subjects, asks,
+                                vectors)
+                 for size in LARGE_SUBJECTS if size <= args.memories // 2]
     finally:
         if runtime.embedded_server is not None:
             runtime.embedded_server.stop()
@@ -141,6 +146,11 @@ def main() -> None:
          f"target ≥ 0.95: {'yes' if list_recall >= 0.95 else 'NO'}"),
         ("HNSW forced onto the subject filter: recall@10, rows", f"{forced_recall:.3f}",
          f"{forced_rows:.1f} rows of 10 a query"),
+    ] + [
+        (f"subject of {size:,}: recall's vector list (how, p50 ms, recall@10); exact sort p50 ms",
+         f"{'walk' if uses_index else 'sort'}, {walk_ms:.1f}, {walk_recall:.3f}; {sort_ms:.1f}",
+         f"target ≥ 0.95: {'yes' if walk_recall >= 0.95 else 'NO'}")
+        for size, uses_index, walk_ms, walk_recall, sort_ms in large
     ]
     print()
     print(f"| measure ({args.memories:,} memories, {args.subjects:,} subjects) | value | check |")
@@ -256,7 +266,7 @@ def _vector_list_recall(owner: str, tenant_id: uuid.UUID, asks: list[tuple[str, 
     overlap = 0.0
     with psycopg.connect(owner, autocommit=True) as exact:
         for subject, query in asks:
-            with db.read_pipeline(tenant_id, settings=candidates.scan_settings(n=10)) as conn:
+            with db.read_pipeline(tenant_id, settings=candidates.scan_settings()) as conn:
                 found = candidates.send(conn, subject=subject, states=["active"], n=10,
                                         embedding=vectors[query]).result().vector
             assert found is not None
@@ -290,6 +300,54 @@ def _forced_hnsw_recall(owner: str, tenant_id: uuid.UUID, asks: list[tuple[str, 
             rows += len(got)
     print(f"  forced plan uses the HNSW index: {uses_hnsw}")
     return overlap / len(asks), rows / len(asks)
+
+
+# Subjects this large are made for a moment by merging seeded ones (rolled back after).
+LARGE_SUBJECTS = (2_000, 10_000, 50_000)
+HNSW_INDEX = "ix_memory_version_embedding"
+
+
+def _large_subject(owner: str, tenant_id: uuid.UUID, size: int, per_subject: int,
+                   asks: list[tuple[str, str]], vectors: dict[str, list[float]],
+                   ) -> tuple[int, bool, float, float, float]:
+    """Recall's vector list for a subject of ``size`` memories: whether it walked the HNSW
+    index, its p50 latency and recall@10 against the exact sort, and the sort's p50.
+
+    The seeded subjects are merged into ``size``-memory ones inside a transaction that is
+    rolled back, and the statistics renewed in it, so the planner sees them as large. Run as
+    the owner (row-level security off), in recall's transaction settings.
+    """
+    from app.recall import candidates
+
+    queries = [query for _, query in asks[:40]]
+    with psycopg.connect(owner, prepare_threshold=None) as conn:
+        conn.execute(
+            "UPDATE memory SET subject = 'large:0'"
+            " WHERE tenant_id = %s AND subject LIKE 'user:%%' AND substr(subject, 6)::int < %s",
+            (tenant_id, max(1, size // per_subject)))
+        conn.execute("ANALYZE memory")
+        for name, value in candidates.scan_settings().items():
+            conn.execute("SELECT set_config(%s, %s, true)", (name, value))
+        params = {"subject": "large:0", "states": ["active"], "n": 40,
+                  "exact_up_to": candidates.EXACT_UP_TO}
+        plan = "\n".join(row[0] for row in conn.execute(
+            "EXPLAIN (ANALYZE, COSTS OFF) " + candidates._VECTOR_SQL,
+            {**params, "embedding": vector_literal(vectors[queries[0]])}))
+        walked_index = any(HNSW_INDEX in line and "never executed" not in line
+                           for line in plan.splitlines())
+        walk_ms, sort_ms, overlap = [], [], 0.0
+        for query in queries:
+            ask = {**params, "embedding": vector_literal(vectors[query])}
+            started = time.perf_counter()
+            walked = [row[0] for row in conn.execute(candidates._VECTOR_SQL, ask)][:10]
+            walk_ms.append((time.perf_counter() - started) * 1000)
+            started = time.perf_counter()
+            exact = [row[0] for row in conn.execute(candidates._EXACT_VECTOR_SQL, ask)][:10]
+            sort_ms.append((time.perf_counter() - started) * 1000)
+            overlap += len(set(walked) & set(exact)) / max(1, len(exact))
+        conn.rollback()
+    return (size, walked_index, percentile(walk_ms, 50),
+            overlap / len(queries), percentile(sort_ms, 50))
 
 
 def _p50_p95(values: list[float]) -> str:

@@ -1,9 +1,9 @@
 """Contradictions on write: the live memories of the subject a new memory likely contradicts.
 
-A write finds its nearest live neighbours of the same subject (current versions, pgvector
-cosine over the HNSW index), asks the supersession rule about each, and marks those it
-contradicts `suspect` with flag `contradicted` (API.md, POST /v1/memories). The rule itself
-lives in `app/forgetting/supersession.py`; this module is the database around it.
+A write finds its nearest live neighbours of the same subject (current versions, exact pgvector
+cosine), asks the supersession rule about each, and marks those it contradicts `suspect`
+with flag `contradicted` (API.md, POST /v1/memories). The rule itself lives in
+`app/forgetting/supersession.py`; this module is the database around it.
 
 An optional judge model decides the pairs the rule is unsure about. It is a network call, so
 it runs before the write transaction opens (`judge_borderline`, in a short read transaction of
@@ -26,31 +26,30 @@ from app.forgetting.supersession import Relation, Thresholds, Verdict, classify_
 from app.memories import queries
 from app.memories.models import LIVE_STATES, Memory, MemoryVersion
 from app.memories.transitions import doubt
-from app.recall.candidates import use_iterative_scan, vector_literal
+from app.recall.candidates import vector_literal
 from app.settings import service as tenant_settings
 
 FLAG = "contradicted"
-# A new fact rarely contradicts more than one or two others; the nearest few are enough, and
-# a small k keeps the HNSW scan short.
+# A new fact rarely contradicts more than one or two others; the nearest few are enough.
 TOP_K = 5
 LIVE = [state.value for state in LIVE_STATES]
 
-# As recall's vector candidates (app/recall/candidates.py): iterative HNSW scan filtered by
-# subject, re-sorted exactly; the similarity floor applies after the k nearest are found.
+# Exact, as forgetting's list in app/recall/candidates.py: the subject's rows are gathered in
+# a materialized CTE (which the planner cannot feed from the HNSW index), then sorted, so a
+# correction always meets the facts it contradicts, however many the subject has.
 _NEAREST = text(
     """
-    WITH nearest AS MATERIALIZED (
+    WITH subject_rows AS MATERIALIZED (
         SELECT m.id, v.id AS version_id, v.embedding <=> CAST(:embedding AS vector) AS distance
         FROM memory_version v
         JOIN memory m ON m.current_version_id = v.id
         WHERE m.tenant_id = :tenant_id AND m.subject = :subject AND m.state = ANY(:states)
           AND v.embedding IS NOT NULL AND m.id <> ALL(CAST(:excluded AS uuid[]))
-        ORDER BY v.embedding <=> CAST(:embedding AS vector)
-        LIMIT :k
     )
-    SELECT id, version_id, 1 - distance FROM nearest
+    SELECT id, version_id, 1 - distance FROM subject_rows
     WHERE distance <= :max_distance
     ORDER BY distance, id
+    LIMIT :k
     """
 )
 
@@ -74,7 +73,6 @@ def nearest(
     exclude: Sequence[uuid.UUID], floor: float,
 ) -> list[Candidate]:
     """The live memories of ``subject`` nearest to ``embedding``, at ``floor`` cosine or more."""
-    use_iterative_scan(session, n=TOP_K)
     rows = session.execute(_NEAREST, {
         "embedding": vector_literal(embedding), "tenant_id": tenant_id, "subject": subject,
         "states": LIVE, "excluded": [str(i) for i in exclude], "k": TOP_K,

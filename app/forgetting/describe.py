@@ -176,10 +176,10 @@ def _candidates(
     session: Session, *, subject: str, topic: sentence_rules.Topic, embedding: Sequence[float],
     n: int,
 ) -> list[uuid.UUID]:
-    """The store's own hybrid search: vector and keyword candidates fused by rank."""
-    candidates.use_iterative_scan(session, n=n)
+    """The store's own hybrid search: vector and keyword candidates fused by rank. The vector
+    list is exact: what a forget request misses stays remembered."""
     found = candidates.lists(session, subject=subject, states=RESOLVABLE, n=n,
-                             embedding=embedding, query=topic.keywords or None)
+                             embedding=embedding, query=topic.keywords or None, exact=True)
     return [memory_id for memory_id, _ in reciprocal_rank_fusion(found.ranked())]
 
 

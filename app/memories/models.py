@@ -63,6 +63,8 @@ class Memory(SQLModel, table=True):
         Index("ix_memory_tenant_id_subject_state", "tenant_id", "subject", "state"),
         Index("ix_memory_tenant_id_created_at_id", "tenant_id", "created_at", "id"),
         Index("ix_memory_superseded_by", "superseded_by"),
+        # From a version an HNSW walk found to the memory it is current for (large subjects).
+        Index("ix_memory_current_version_id", "current_version_id"),
         # Retention finds memories by how long they have been in their state.
         Index("ix_memory_tenant_id_state_state_changed_at",
               "tenant_id", "state", "state_changed_at"),

@@ -1,7 +1,8 @@
-"""The two candidate generators of hybrid recall, read together in one SQL statement.
+"""The two candidate generators of hybrid recall: nearest vectors and keyword matches.
 
 Both read current versions only (one pointer join, `memory.current_version_id`) of live
-memories of one subject, straight from the database: no cache can serve a stale view.
+memories of one subject, straight from the database: no cache can serve a stale view. The
+vector list is exact, except recall's for a subject too large to sort in time (`EXACT_UP_TO`).
 """
 
 from __future__ import annotations
@@ -20,19 +21,45 @@ from app.core import db
 # round trip) and each is planned on its own (cheaper than one statement holding both).
 # Fusion happens in Python (ranking.py).
 
-# Iterative index scans: when the subject filter discards most HNSW neighbours, pgvector keeps
-# scanning instead of returning fewer than `limit` rows (the transaction must allow it:
-# `scan_settings`). relaxed_order is re-sorted below.
-_VECTOR_SQL = """
-    WITH nearest AS MATERIALIZED (
-        SELECT m.id, v.embedding <=> CAST(%(embedding)s AS vector) AS distance
-        FROM memory_version v
-        JOIN memory m ON m.current_version_id = v.id
-        WHERE m.subject = %(subject)s AND m.state = ANY(%(states)s) AND v.embedding IS NOT NULL
-        ORDER BY v.embedding <=> CAST(%(embedding)s AS vector)
+# The current versions of one subject's live memories with their cosine distance to the query.
+_DISTANCE = "v.embedding <=> CAST(%(embedding)s AS vector)"
+_SUBJECT_VECTORS = f"""
+    SELECT m.id, {_DISTANCE} AS distance
+    FROM memory_version v
+    JOIN memory m ON m.current_version_id = v.id
+    WHERE m.subject = %(subject)s AND m.state = ANY(%(states)s) AND v.embedding IS NOT NULL
+"""
+
+# Recall's list. Up to `EXACT_UP_TO` live memories the subject's rows are sorted exactly; above
+# it their nearest come from a walk of the HNSW index (docs/decisions.md, "Large subjects walk
+# the HNSW index"). The subject's size is counted first and each branch is gated on it, so only
+# one runs. Iterative index scans keep the walk going while the subject filter drops what it
+# finds, so `n` rows come back; relaxed_order is re-sorted here.
+_VECTOR_SQL = f"""
+    WITH subject_size AS MATERIALIZED (
+        SELECT count(*) AS n FROM memory m
+        WHERE m.subject = %(subject)s AND m.state = ANY(%(states)s)
+    ),
+    walked AS MATERIALIZED ({_SUBJECT_VECTORS}
+          AND (SELECT n FROM subject_size) > %(exact_up_to)s
+        ORDER BY {_DISTANCE}
         LIMIT %(n)s
+    ),
+    sorted AS MATERIALIZED ({_SUBJECT_VECTORS}
+          AND (SELECT n FROM subject_size) <= %(exact_up_to)s
     )
-    SELECT id, distance FROM nearest ORDER BY distance, id
+    SELECT id, distance FROM walked
+    UNION ALL
+    (SELECT id, distance FROM sorted ORDER BY distance, id LIMIT %(n)s)
+    ORDER BY distance, id
+"""
+
+# Forgetting's list: always exact. The subject's rows are gathered first (a materialized CTE
+# the planner cannot feed from an index ordered by distance), then sorted: a forget request
+# must not miss a memory because an approximate walk did.
+_EXACT_VECTOR_SQL = f"""
+    WITH subject_rows AS MATERIALIZED ({_SUBJECT_VECTORS})
+    SELECT id, distance FROM subject_rows ORDER BY distance, id LIMIT %(n)s
 """
 
 # Keyword relevance = the IDF-weighted share of the query's terms a memory contains, with IDF
@@ -89,14 +116,19 @@ def vector_literal(embedding: Sequence[float]) -> str:
     return "[" + ",".join(f"{value:.7g}" for value in embedding) + "]"
 
 
-def scan_settings(*, n: int) -> dict[str, str]:
-    """Transaction settings that let HNSW scans go on past rows a filter drops (up to ``n``)."""
-    return {"hnsw.iterative_scan": "relaxed_order",
-            "hnsw.ef_search": str(max(40, min(n * 2, 1000)))}
+# Sorting a subject's rows exactly costs ≈ 2.5–5 µs a row on the benchmark machine: 20,000
+# rows stay under the 100 ms recall target. Beyond it the walk is ~10× faster but approximate
+# (docs/benchmarks.md, "Large subjects").
+EXACT_UP_TO = 20_000
+# The widest walk pgvector allows: the walk is for large subjects only, and the wider it is,
+# the more of the exact nearest it finds.
+EF_SEARCH = 1000
 
 
-def use_iterative_scan(session: Session, *, n: int) -> None:
-    db.set_locals(session, scan_settings(n=n))
+def scan_settings() -> dict[str, str]:
+    """Transaction settings for recall's vector list: HNSW scans go on past rows the subject
+    filter drops, and each walk is as wide as `EF_SEARCH`."""
+    return {"hnsw.iterative_scan": "relaxed_order", "hnsw.ef_search": str(EF_SEARCH)}
 
 
 @dataclass(frozen=True)
@@ -135,14 +167,16 @@ def send(
     embedding: Sequence[float] | None = None,
     query: str | None = None,
     min_coverage: float = KEYWORD_MIN_COVERAGE,
+    exact: bool = False,
 ) -> PendingLists:
     """Send the vector list (given ``embedding``) and the keyword list (given ``query``).
-    The vector list needs `scan_settings` in force in the transaction."""
+    The vector list needs `scan_settings` in force in the transaction, unless ``exact``."""
     assert embedding is not None or query is not None, "ask for at least one list"
     common = {"subject": subject, "states": list(states), "n": n}
     return PendingLists(
         vector=None if embedding is None else conn.execute(
-            _VECTOR_SQL, {**common, "embedding": vector_literal(embedding)}),
+            _EXACT_VECTOR_SQL if exact else _VECTOR_SQL,
+            {**common, "embedding": vector_literal(embedding), "exact_up_to": EXACT_UP_TO}),
         keyword=None if query is None else conn.execute(_KEYWORD_SQL, {
             **common, "query": query, "min_coverage": min_coverage,
             "max_df_share": KEYWORD_MAX_DF_SHARE}),

@@ -55,8 +55,7 @@ def recall(
     Pipelined: BEGIN, the settings, both candidate lists and the retractions travel in one
     round trip; the result load is the second.
     """
-    n = candidate_count(request.limit)
-    with db.read_pipeline(tenant_id, settings=candidates.scan_settings(n=n)) as conn:
+    with db.read_pipeline(tenant_id, settings=candidates.scan_settings()) as conn:
         pending = send_candidates(conn, request=request, embedding=embedding)
         retracted = retractions.recent(conn, tenant_id=tenant_id, subject=request.subject)
         return results(conn, request=request, found=pending.result(), retracted=retracted)

@@ -137,7 +137,7 @@ def test_a_memory_forgotten_after_the_keyword_read_is_not_returned(
     kept = _remember(client, tenant["app"], "I renewed the ZX-400 gym membership in May.")
     tenant_id = uuid.UUID(tenant["id"])
     request = RecallRequest(subject="user:1", query="ZX-400 gym locker code")
-    with db.read_pipeline(tenant_id, settings=candidates.scan_settings(n=40)) as conn:
+    with db.read_pipeline(tenant_id, settings=candidates.scan_settings()) as conn:
         found = service.send_candidates(conn, request=request,
                                         embedding=embedder().embed_one(request.query)).result()
     assert found.keyword is not None

@@ -33,10 +33,13 @@ def _seed_crowd_and_few(tenant_id: uuid.UUID) -> list[str]:
     return crowd
 
 
-def test_iterative_scan_fills_the_limit_under_a_selective_filter(tenant: dict[str, Any]) -> None:
+def test_iterative_scan_fills_the_limit_under_a_selective_filter(
+    tenant: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
     tenant_id = uuid.UUID(tenant["id"])
     crowd = _seed_crowd_and_few(tenant_id)
     query = embedder().embed_one(crowd[0])  # nearest neighbours are all in the crowd
+    monkeypatch.setattr(candidates, "EXACT_UP_TO", 0)  # walk, as for a large subject
     with db.session_scope(tenant_id) as session:
         # Make the planner take the HNSW index, as it does for large subjects.
         session.execute(text("SET LOCAL enable_sort = off"))
@@ -45,11 +48,11 @@ def test_iterative_scan_fills_the_limit_under_a_selective_filter(tenant: dict[st
             row[0] for row in db.driver_connection(session).execute(
                 "EXPLAIN " + candidates._VECTOR_SQL,
                 {"embedding": candidates.vector_literal(query), "subject": "user:few",
-                 "states": ["active"], "n": 5},
+                 "states": ["active"], "n": 5, "exact_up_to": 0},
             )
         )
         assert "ix_memory_version_embedding" in plan, plan
-        candidates.use_iterative_scan(session, n=5)
+        db.set_locals(session, candidates.scan_settings())
         found = candidates.lists(session, subject="user:few", states=["active"],
                                  embedding=query, n=5).vector
     assert found is not None and len(found) == 5
@@ -66,11 +69,12 @@ def test_recall_names_the_iterative_scan_for_its_transaction(
     request = RecallRequest(subject="user:few", query=crowd[0], mode=RecallMode.vector, limit=5)
     forced_index = {"enable_sort": "off", "enable_seqscan": "off"}
     scan_settings = candidates.scan_settings
+    monkeypatch.setattr(candidates, "EXACT_UP_TO", 0)  # walk, as for a large subject
 
     monkeypatch.setattr(candidates, "scan_settings",
-                        lambda *, n: {**scan_settings(n=n), **forced_index})
+                        lambda: {**scan_settings(), **forced_index})
     assert len(recall_service.recall(tenant_id, request, query).results) == 5
 
-    monkeypatch.setattr(candidates, "scan_settings", lambda *, n: {
+    monkeypatch.setattr(candidates, "scan_settings", lambda: {
         **forced_index, "hnsw.iterative_scan": "off", "hnsw.ef_search": "40"})
     assert len(recall_service.recall(tenant_id, request, query).results) < 5

@@ -1,0 +1,167 @@
+"""A large subject's recall walks the HNSW index; forgetting's searches stay exact.
+
+Up to `candidates.EXACT_UP_TO` live memories a subject's rows are sorted exactly; a larger
+subject's nearest come from a walk of the HNSW index, joined to their memories through the
+index on `memory.current_version_id`. The limit is lowered here so a thousand memories count
+as large, and sorting is priced out as it is for the planner when a subject holds tens of
+thousands. The searches that decide what to forget or to doubt never walk the index: a walk
+that misses a memory would leave it remembered.
+"""
+
+from __future__ import annotations
+
+import uuid
+from functools import cache
+from typing import Any
+
+import psycopg
+import pytest
+from sqlalchemy import text
+
+from app.core import db
+from app.embeddings.runtime import embedder
+from app.forgetting import contradictions
+from app.recall import candidates
+from bench.synthetic import QUERIES, memory_texts
+
+LARGE = 1_000
+SMALL = 60
+HNSW = "ix_memory_version_embedding"
+PLANTED = "Alice's blood type is AB negative; she carries a donor card."
+
+
+@cache
+def _texts_and_vectors() -> tuple[list[str], list[list[float]]]:
+    texts = [PLANTED, *memory_texts(LARGE + SMALL - 1, distinct=True)]
+    return texts, embedder().embed(texts)
+
+
+def _seed(owner_conn: psycopg.Connection[Any], tenant_id: uuid.UUID) -> None:
+    """LARGE memories of user:large (one of them PLANTED) and SMALL of user:small, loaded in
+    bulk (the write path is not under test here)."""
+    texts, vectors = _texts_and_vectors()
+    rows = [(uuid.uuid4(), uuid.uuid4(), "user:large" if index < LARGE else "user:small",
+             text_, candidates.vector_literal(vector))
+            for index, (text_, vector) in enumerate(zip(texts, vectors, strict=True))]
+    with owner_conn.transaction(), owner_conn.cursor() as cur:
+        with cur.copy("COPY memory (id, tenant_id, subject, volatility, state, revision)"
+                      " FROM STDIN") as copy:
+            for memory_id, _, subject, _, _ in rows:
+                copy.write_row((memory_id, tenant_id, subject, "preferential", "active", 1))
+        with cur.copy("COPY memory_version (id, tenant_id, memory_id, seq, text, embedding)"
+                      " FROM STDIN") as copy:
+            for memory_id, version_id, _, text_, vector in rows:
+                copy.write_row((version_id, tenant_id, memory_id, 1, text_, vector))
+        cur.execute("UPDATE memory m SET current_version_id = v.id FROM memory_version v"
+                    " WHERE v.memory_id = m.id")
+    owner_conn.execute("ANALYZE memory")
+    owner_conn.execute("ANALYZE memory_version")
+
+
+@pytest.fixture
+def seeded(owner_conn: psycopg.Connection[Any], tenant: dict[str, Any]) -> uuid.UUID:
+    tenant_id = uuid.UUID(tenant["id"])
+    _seed(owner_conn, tenant_id)
+    return tenant_id
+
+
+# The planner's view of a large subject in a large index: sorting it is dear.
+PRICED_OUT_SORT = {"enable_sort": "off"}
+
+
+def _ask(subject: str, query: str) -> dict[str, Any]:
+    return {"subject": subject, "states": ["active"], "n": 40,
+            "embedding": embedder().embed_one(query)}
+
+
+def _plan(conn: psycopg.Connection[Any], sql: str, ask: dict[str, Any],
+          explain: str = "EXPLAIN ") -> str:
+    params = {**ask, "embedding": candidates.vector_literal(ask["embedding"]),
+              "exact_up_to": candidates.EXACT_UP_TO}
+    return "\n".join(row[0] for row in conn.execute(explain + sql, params))
+
+
+def _branch(conn: psycopg.Connection[Any], ask: dict[str, Any]) -> str:
+    """Which way recall's vector list ran: "walk" (the HNSW scan executed) or "sort"."""
+    plan = _plan(conn, candidates._VECTOR_SQL, ask, "EXPLAIN (ANALYZE, COSTS OFF) ")
+    walks = [line for line in plan.splitlines() if HNSW in line]
+    assert walks, plan
+    return "sort" if all("never executed" in line for line in walks) else "walk"
+
+
+def test_a_subject_over_the_exact_limit_is_walked_and_one_within_it_sorted(
+    seeded: uuid.UUID, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Only one branch runs. From each version the walk finds, one lookup in the index on
+    `memory.current_version_id` reaches its memory (before migration 0008 the planner could
+    only scan the subject's memories again for every version walked)."""
+    monkeypatch.setattr(candidates, "EXACT_UP_TO", 500)
+    settings = {**candidates.scan_settings(), **PRICED_OUT_SORT}
+    with db.read_pipeline(seeded, settings=settings) as conn:
+        assert _branch(conn, _ask("user:large", QUERIES[0])) == "walk"
+        assert _branch(conn, _ask("user:small", QUERIES[0])) == "sort"
+        plan = _plan(conn, candidates._VECTOR_SQL, _ask("user:large", QUERIES[0]))
+        assert "ix_memory_current_version_id" in plan, plan
+    monkeypatch.setattr(candidates, "EXACT_UP_TO", LARGE)  # at the limit: still sorted
+    with db.read_pipeline(seeded, settings=settings) as conn:
+        assert _branch(conn, _ask("user:large", QUERIES[0])) == "sort"
+
+
+def test_the_walk_finds_what_an_exact_sort_finds(
+    seeded: uuid.UUID, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Over a dozen queries the walk's top ten hold ≥ 0.9 of the exact top ten, and every list
+    is full. (A thousand memories are nearly the whole index here; on the benchmark's
+    100,000 the walk finds less: docs/benchmarks.md.)"""
+    monkeypatch.setattr(candidates, "EXACT_UP_TO", 0)
+    overlap = 0.0
+    queries = QUERIES[:12]
+    with db.read_pipeline(seeded, settings={**candidates.scan_settings(),
+                                            **PRICED_OUT_SORT}) as conn:
+        assert _branch(conn, _ask("user:large", QUERIES[0])) == "walk"
+        for query in queries:
+            ask = _ask("user:large", query)
+            walked = candidates.send(conn, **ask).result().vector
+            exact = candidates.send(conn, **ask, exact=True).result().vector
+            assert walked is not None and exact is not None
+            assert len(walked) == len(exact) == 40
+            overlap += len({m for m, _ in walked[:10]} & {m for m, _ in exact[:10]}) / 10
+    assert overlap / len(queries) >= 0.9
+
+
+def test_a_recall_through_the_api_finds_a_fact_among_a_thousand(
+    client: Any, tenant: dict[str, Any], seeded: uuid.UUID, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(candidates, "EXACT_UP_TO", 500)
+    response = client.post("/v1/recall", headers=tenant["app"], json={
+        "subject": "user:large", "query": "what is Alice's blood group?", "mode": "vector"})
+    assert response.status_code == 200, response.text
+    assert response.json()["results"][0]["memory"]["text"] == PLANTED
+
+
+def test_forgetting_and_contradiction_searches_never_walk_the_index(
+    seeded: uuid.UUID, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Even for a subject over the limit, with sorting priced out, the searches that decide
+    what to forget or doubt read every row of the subject."""
+    monkeypatch.setattr(candidates, "EXACT_UP_TO", 0)
+    ask = _ask("user:large", QUERIES[1])
+    with db.session_scope(seeded) as session:
+        db.set_locals(session, {**candidates.scan_settings(), **PRICED_OUT_SORT})
+        conn = db.driver_connection(session)
+        assert _branch(conn, ask) == "walk"
+        assert HNSW not in _plan(conn, candidates._EXACT_VECTOR_SQL, ask)
+        nearest_sql = "EXPLAIN " + str(contradictions._NEAREST)
+        plan = "\n".join(row[0] for row in session.execute(text(nearest_sql), {
+            "embedding": candidates.vector_literal(ask["embedding"]), "tenant_id": seeded,
+            "subject": "user:large", "states": ["active"], "excluded": [], "k": 5,
+            "max_distance": 0.5}))
+        assert HNSW not in plan, plan
+        # And the exact list is the true top: every row's distance, sorted.
+        exact = candidates.lists(session, **ask, exact=True).vector
+        everything = session.execute(text(
+            "SELECT m.id FROM memory m JOIN memory_version v ON v.id = m.current_version_id"
+            " WHERE m.subject = 'user:large'"
+            " ORDER BY (v.embedding <=> CAST(:e AS vector)) + 0, m.id LIMIT 40"),
+            {"e": candidates.vector_literal(ask["embedding"])}).scalars().all()
+    assert exact is not None and [m for m, _ in exact] == list(everything)
