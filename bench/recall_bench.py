@@ -8,8 +8,9 @@ latency at concurrency 1 and 8 (query embedding included), and beside them (c) t
 `ORDER BY embedding <=> q LIMIT 10` with the same subject filter plus the query embedding
 alone, and (d) recall@10 of recall's nearest-neighbour list against an exact scan at that
 filter, beside the HNSW index forced onto the same filter (which the planner avoids there),
-and, for one subject of 2,000, 10,000 and 50,000 memories made for a moment by merging seeded
-ones, how recall's vector list ran (exact sort or HNSW walk), its time and its recall@10.
+and, for subjects of 2,000, 10,000 and 50,000 memories made for a while by merging seeded
+ones, hybrid recall through the API and how recall's vector list ran (exact sort or HNSW
+walk), its time and its recall@10.
 
 Recall at concurrency 1 and its baseline, (c), are timed in alternating blocks (recalls,
 then the same queries' embeddings, then their bare queries, three times over), each a tight
@@ -124,6 +125,9 @@ def main() -> None:
                             _BARE_SQL, (tenant_id, s, vector_literal(vectors[q]))).fetchall()
                         for subject, query in block])
             recall_8 = _recall_latencies(base, headers, asks, concurrency=8)
+            large_recalls = _large_subject_recalls(
+                owner, tenant_id, base, headers, args.memories // args.subjects,
+                [size for size in LARGE_SUBJECTS if size <= args.memories // 2], asks)
         list_recall = _vector_list_recall(owner, tenant_id, asks, vectors)
         forced_recall, forced_rows = _forced_hnsw_recall(owner, tenant_id, asks, vectors)
         large = [_large_subject(owner, tenant_id, size, args.memories // args.subjects, asks,
@@ -146,6 +150,10 @@ def main() -> None:
          f"target ≥ 0.95: {'yes' if list_recall >= 0.95 else 'NO'}"),
         ("HNSW forced onto the subject filter: recall@10, rows", f"{forced_recall:.3f}",
          f"{forced_rows:.1f} rows of 10 a query"),
+    ] + [
+        (f"subject of {size:,}: recall c=1 through the API, p50 / p95 ms",
+         _p50_p95(times), f"≤ 100 ms: {'yes' if percentile(times, 95) <= 100 else 'NO'}")
+        for size, times in large_recalls
     ] + [
         (f"subject of {size:,}: recall's vector list (how, p50 ms, recall@10); exact sort p50 ms",
          f"{'walk' if uses_index else 'sort'}, {walk_ms:.1f}, {walk_recall:.3f}; {sort_ms:.1f}",
@@ -305,6 +313,46 @@ def _forced_hnsw_recall(owner: str, tenant_id: uuid.UUID, asks: list[tuple[str, 
 # Subjects this large are made for a moment by merging seeded ones (rolled back after).
 LARGE_SUBJECTS = (2_000, 10_000, 50_000)
 HNSW_INDEX = "ix_memory_version_embedding"
+
+
+def _large_subject_recalls(
+    owner: str, tenant_id: uuid.UUID, base: str, headers: dict[str, str], per_subject: int,
+    sizes: list[int], asks: list[tuple[str, str]],
+) -> list[tuple[int, list[float]]]:
+    """Hybrid recalls through the API for subjects of ``sizes`` memories: seeded subjects are
+    merged into ``large:N`` ones (committed, so the API sees them), 40 queries are timed on
+    each after 5 to warm it, and every memory gets its subject back afterwards."""
+    queries = [query for _, query in asks[:45]]
+    found: list[tuple[int, list[float]]] = []
+    with psycopg.connect(owner, autocommit=True) as conn:
+        conn.execute("CREATE TEMP TABLE bench_subjects AS SELECT id, subject FROM memory"
+                     " WHERE tenant_id = %s", (tenant_id,))
+        try:
+            first = 0
+            for size in sizes:
+                count = max(1, size // per_subject)
+                conn.execute(
+                    "UPDATE memory SET subject = %s WHERE tenant_id = %s AND subject LIKE"
+                    " 'user:%%' AND substr(subject, 6)::int >= %s AND substr(subject, 6)::int < %s",
+                    (f"large:{size}", tenant_id, first, first + count))
+                first += count
+            conn.execute("VACUUM ANALYZE memory")
+            with httpx.Client(base_url=base, headers=headers, timeout=60) as client:
+                for size in sizes:
+                    times = []
+                    for index, query in enumerate(queries):
+                        started = time.perf_counter()
+                        response = client.post("/v1/recall", json={
+                            "subject": f"large:{size}", "query": query})
+                        if index >= 5:
+                            times.append((time.perf_counter() - started) * 1000)
+                        assert response.status_code == 200, response.text
+                    found.append((size, times))
+        finally:
+            conn.execute("UPDATE memory m SET subject = b.subject FROM bench_subjects b"
+                         " WHERE m.id = b.id AND m.subject <> b.subject")
+            conn.execute("VACUUM ANALYZE memory")
+    return found
 
 
 def _large_subject(owner: str, tenant_id: uuid.UUID, size: int, per_subject: int,

@@ -77,14 +77,19 @@ _KEYWORD_SQL = """
         SELECT count(*) AS n FROM memory m
         WHERE m.subject = %(subject)s AND m.state = ANY(%(states)s)
     ),
-    -- The planner may answer each term from the GIN index on `search` (a rare term) or from
-    -- the subject's rows (a small subject); both give the same matches.
-    matches AS (
-        SELECT t.term, m.id
-        FROM terms t
-        JOIN memory_version v ON v.search @@ t.term
-        JOIN memory m ON m.current_version_id = v.id
+    -- Each term is tested against the subject's own rows, gathered first. Under row-level
+    -- security PostgreSQL never answers `@@` from the GIN index (the operator is not
+    -- leakproof), so the alternative the planner would otherwise pick for a large subject is
+    -- testing every tenant's versions (docs/benchmarks.md, "Large subjects").
+    subject_rows AS MATERIALIZED (
+        SELECT m.id, v.search
+        FROM memory m
+        JOIN memory_version v ON v.id = m.current_version_id
         WHERE m.subject = %(subject)s AND m.state = ANY(%(states)s)
+    ),
+    matches AS (
+        SELECT t.term, subject_rows.id
+        FROM terms t JOIN subject_rows ON subject_rows.search @@ t.term
     ),
     weights AS (
         SELECT t.term, count(matches.id) AS df,
@@ -126,9 +131,15 @@ EF_SEARCH = 1000
 
 
 def scan_settings() -> dict[str, str]:
-    """Transaction settings for recall's vector list: HNSW scans go on past rows the subject
-    filter drops, and each walk is as wide as `EF_SEARCH`."""
-    return {"hnsw.iterative_scan": "relaxed_order", "hnsw.ef_search": str(EF_SEARCH)}
+    """Transaction settings for recall's lists: HNSW scans go on past rows the subject filter
+    drops, each walk is as wide as `EF_SEARCH`, and every statement is planned for its own
+    subject. psycopg prepares a statement run five times on a connection, and PostgreSQL then
+    keeps one generic plan, made for a subject of average size, if it looks no dearer: a
+    subject of 50,000 memories then had its rows sorted instead of walked (vector list 9 →
+    167 ms) and its keyword list planned as for a hundred (59 → 111 ms). Planning each time
+    costs ≈ 0.4 ms a recall."""
+    return {"hnsw.iterative_scan": "relaxed_order", "hnsw.ef_search": str(EF_SEARCH),
+            "plan_cache_mode": "force_custom_plan"}
 
 
 @dataclass(frozen=True)

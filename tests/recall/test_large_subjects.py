@@ -165,3 +165,13 @@ def test_forgetting_and_contradiction_searches_never_walk_the_index(
             " ORDER BY (v.embedding <=> CAST(:e AS vector)) + 0, m.id LIMIT 40"),
             {"e": candidates.vector_literal(ask["embedding"])}).scalars().all()
     assert exact is not None and [m for m, _ in exact] == list(everything)
+
+
+def test_recall_plans_each_statement_for_its_own_subject(seeded: uuid.UUID) -> None:
+    """A generic plan, kept by PostgreSQL for a statement psycopg prepared (after five runs on
+    a connection), is made for a subject of average size: the recall transaction asks for
+    custom plans, so a large subject recalled after many small ones is still walked and its
+    keyword list planned for its size (docs/benchmarks.md, "Large subjects")."""
+    with db.read_pipeline(seeded, settings=candidates.scan_settings()) as conn:
+        row = conn.execute("SELECT current_setting('plan_cache_mode')").fetchone()
+    assert row == ("force_custom_plan",)
