@@ -121,9 +121,10 @@ def vector_literal(embedding: Sequence[float]) -> str:
     return "[" + ",".join(f"{value:.7g}" for value in embedding) + "]"
 
 
-# Sorting a subject's rows exactly costs ≈ 2.5–5 µs a row on the benchmark machine: 20,000
-# rows stay under the 100 ms recall target. Beyond it the walk is ~10× faster but approximate
-# (docs/benchmarks.md, "Large subjects").
+# Sorting a subject's rows exactly costs ≈ 2 µs a row on the benchmark machine (≈ 23 ms at
+# 10,000), leaving room in the 100 ms recall target for the keyword list, which reads the same
+# rows. Beyond it the walk is ≈ 4× faster but approximate (docs/benchmarks.md, "Large
+# subjects").
 EXACT_UP_TO = 20_000
 # The widest walk pgvector allows: the walk is for large subjects only, and the wider it is,
 # the more of the exact nearest it finds.
