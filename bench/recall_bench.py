@@ -377,7 +377,7 @@ def _large_subject(owner: str, tenant_id: uuid.UUID, size: int, per_subject: int
         for name, value in candidates.scan_settings().items():
             conn.execute("SELECT set_config(%s, %s, true)", (name, value))
         params = {"subject": "large:0", "states": ["active"], "n": 40,
-                  "exact_up_to": candidates.EXACT_UP_TO}
+                  **candidates.walk_limits()}
         plan = "\n".join(row[0] for row in conn.execute(
             "EXPLAIN (ANALYZE, COSTS OFF) " + candidates._VECTOR_SQL,
             {**params, "embedding": vector_literal(vectors[queries[0]])}))

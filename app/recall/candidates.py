@@ -30,23 +30,30 @@ _SUBJECT_VECTORS = f"""
     WHERE m.subject = %(subject)s AND m.state = ANY(%(states)s) AND v.embedding IS NOT NULL
 """
 
-# Recall's list. Up to `EXACT_UP_TO` live memories the subject's rows are sorted exactly; above
-# it their nearest come from a walk of the HNSW index (docs/decisions.md, "Large subjects walk
-# the HNSW index"). The subject's size is counted first and each branch is gated on it, so only
-# one runs. Iterative index scans keep the walk going while the subject filter drops what it
-# finds, so `n` rows come back; relaxed_order is re-sorted here.
+# Recall's list. A subject of up to `EXACT_UP_TO` live memories, or one that is less than
+# `WALK_MIN_SHARE` of all versions in the index, has its rows sorted exactly; a larger one's
+# nearest come from a walk of the HNSW index (docs/decisions.md, "Large subjects walk the HNSW
+# index"). The subject's size is counted first and each branch is gated on the verdict, so
+# only one runs. Iterative index scans keep the walk going while the subject filter drops what
+# it finds, so `n` rows come back; relaxed_order is re-sorted here.
 _VECTOR_SQL = f"""
     WITH subject_size AS MATERIALIZED (
         SELECT count(*) AS n FROM memory m
         WHERE m.subject = %(subject)s AND m.state = ANY(%(states)s)
     ),
+    walk AS MATERIALIZED (
+        SELECT n > %(exact_up_to)s
+           AND n >= %(walk_min_share)s * (
+               SELECT reltuples FROM pg_class WHERE oid = 'memory_version'::regclass) AS yes
+        FROM subject_size
+    ),
     walked AS MATERIALIZED ({_SUBJECT_VECTORS}
-          AND (SELECT n FROM subject_size) > %(exact_up_to)s
+          AND (SELECT yes FROM walk)
         ORDER BY {_DISTANCE}
         LIMIT %(n)s
     ),
     sorted AS MATERIALIZED ({_SUBJECT_VECTORS}
-          AND (SELECT n FROM subject_size) <= %(exact_up_to)s
+          AND NOT (SELECT yes FROM walk)
     )
     SELECT id, distance FROM walked
     UNION ALL
@@ -126,9 +133,20 @@ def vector_literal(embedding: Sequence[float]) -> str:
 # rows. Beyond it the walk is ≈ 4× faster but approximate (docs/benchmarks.md, "Large
 # subjects").
 EXACT_UP_TO = 20_000
+# A walk filtered down to a small share of the index visits ≈ 1/share versions per row it
+# keeps: at 0.1 % a list of 40 needs ≈ 40,000, past `hnsw.max_scan_tuples` (20,000), so it
+# comes back short, and it finds less of the exact nearest (0.85 of the top ten at 0.1 %). In
+# a large installation a subject past `EXACT_UP_TO` can be that small a share; its rows are
+# sorted instead.
+WALK_MIN_SHARE = 0.01
 # The widest walk pgvector allows: the walk is for large subjects only, and the wider it is,
 # the more of the exact nearest it finds.
 EF_SEARCH = 1000
+
+
+def walk_limits() -> dict[str, float]:
+    """The parameters of recall's vector list that decide between walking and sorting."""
+    return {"exact_up_to": EXACT_UP_TO, "walk_min_share": WALK_MIN_SHARE}
 
 
 def scan_settings() -> dict[str, str]:
@@ -188,7 +206,7 @@ def send(
     return PendingLists(
         vector=None if embedding is None else conn.execute(
             _EXACT_VECTOR_SQL if exact else _VECTOR_SQL,
-            {**common, "embedding": vector_literal(embedding), "exact_up_to": EXACT_UP_TO}),
+            {**common, "embedding": vector_literal(embedding), **walk_limits()}),
         keyword=None if query is None else conn.execute(_KEYWORD_SQL, {
             **common, "query": query, "min_coverage": min_coverage,
             "max_df_share": KEYWORD_MAX_DF_SHARE}),

@@ -40,6 +40,7 @@ def test_iterative_scan_fills_the_limit_under_a_selective_filter(
     crowd = _seed_crowd_and_few(tenant_id)
     query = embedder().embed_one(crowd[0])  # nearest neighbours are all in the crowd
     monkeypatch.setattr(candidates, "EXACT_UP_TO", 0)  # walk, as for a large subject
+    monkeypatch.setattr(candidates, "WALK_MIN_SHARE", 0.0)
     with db.session_scope(tenant_id) as session:
         # Make the planner take the HNSW index, as it does for large subjects.
         session.execute(text("SET LOCAL enable_sort = off"))
@@ -48,7 +49,7 @@ def test_iterative_scan_fills_the_limit_under_a_selective_filter(
             row[0] for row in db.driver_connection(session).execute(
                 "EXPLAIN " + candidates._VECTOR_SQL,
                 {"embedding": candidates.vector_literal(query), "subject": "user:few",
-                 "states": ["active"], "n": 5, "exact_up_to": 0},
+                 "states": ["active"], "n": 5, **candidates.walk_limits()},
             )
         )
         assert "ix_memory_version_embedding" in plan, plan
@@ -70,6 +71,7 @@ def test_recall_names_the_iterative_scan_for_its_transaction(
     forced_index = {"enable_sort": "off", "enable_seqscan": "off"}
     scan_settings = candidates.scan_settings
     monkeypatch.setattr(candidates, "EXACT_UP_TO", 0)  # walk, as for a large subject
+    monkeypatch.setattr(candidates, "WALK_MIN_SHARE", 0.0)
 
     monkeypatch.setattr(candidates, "scan_settings",
                         lambda: {**scan_settings(), **forced_index})

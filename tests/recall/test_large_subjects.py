@@ -77,7 +77,7 @@ def _ask(subject: str, query: str) -> dict[str, Any]:
 def _plan(conn: psycopg.Connection[Any], sql: str, ask: dict[str, Any],
           explain: str = "EXPLAIN ") -> str:
     params = {**ask, "embedding": candidates.vector_literal(ask["embedding"]),
-              "exact_up_to": candidates.EXACT_UP_TO}
+              **candidates.walk_limits()}
     return "\n".join(row[0] for row in conn.execute(explain + sql, params))
 
 
@@ -103,6 +103,21 @@ def test_a_subject_over_the_exact_limit_is_walked_and_one_within_it_sorted(
         plan = _plan(conn, candidates._VECTOR_SQL, _ask("user:large", QUERIES[0]))
         assert "ix_memory_current_version_id" in plan, plan
     monkeypatch.setattr(candidates, "EXACT_UP_TO", LARGE)  # at the limit: still sorted
+    with db.read_pipeline(seeded, settings=settings) as conn:
+        assert _branch(conn, _ask("user:large", QUERIES[0])) == "sort"
+
+
+def test_a_large_subject_that_is_a_small_share_of_the_index_is_sorted(
+    seeded: uuid.UUID, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past the size limit, a subject is walked only if it is a large enough share of all
+    versions: a walk filtered to a sliver of the index comes back short or misses."""
+    monkeypatch.setattr(candidates, "EXACT_UP_TO", 500)
+    settings = {**candidates.scan_settings(), **PRICED_OUT_SORT}
+    monkeypatch.setattr(candidates, "WALK_MIN_SHARE", 0.9)  # 1,000 of 1,060 versions
+    with db.read_pipeline(seeded, settings=settings) as conn:
+        assert _branch(conn, _ask("user:large", QUERIES[0])) == "walk"
+    monkeypatch.setattr(candidates, "WALK_MIN_SHARE", 0.95)
     with db.read_pipeline(seeded, settings=settings) as conn:
         assert _branch(conn, _ask("user:large", QUERIES[0])) == "sort"
 
