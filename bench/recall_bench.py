@@ -27,8 +27,9 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -125,14 +126,14 @@ def main() -> None:
                             _BARE_SQL, (tenant_id, s, vector_literal(vectors[q]))).fetchall()
                         for subject, query in block])
             recall_8 = _recall_latencies(base, headers, asks, concurrency=8)
-            large_recalls = _large_subject_recalls(
-                owner, tenant_id, base, headers, args.memories // args.subjects,
-                [size for size in LARGE_SUBJECTS if size <= args.memories // 2], asks)
+            sizes = [size for size in LARGE_SUBJECTS if size <= args.memories // 2]
+            queries = [query for _, query in asks[:40]]
+            with _merged_subjects(owner, tenant_id, args.memories // args.subjects, sizes):
+                large_recalls = [(size, _large_subject_recalls(base, headers, size, queries))
+                                 for size in sizes]
+                large = [_large_subject(owner, size, queries, vectors) for size in sizes]
         list_recall = _vector_list_recall(owner, tenant_id, asks, vectors)
         forced_recall, forced_rows = _forced_hnsw_recall(owner, tenant_id, asks, vectors)
-        large = [_large_subject(owner, tenant_id, size, args.memories // args.subjects, asks,
-                                vectors)
-                 for size in LARGE_SUBJECTS if size <= args.memories // 2]
     finally:
         if runtime.embedded_server is not None:
             runtime.embedded_server.stop()
@@ -310,20 +311,16 @@ def _forced_hnsw_recall(owner: str, tenant_id: uuid.UUID, asks: list[tuple[str, 
     return overlap / len(asks), rows / len(asks)
 
 
-# Subjects this large are made for a moment by merging seeded ones (rolled back after).
+# Subjects this large are made for a while by merging seeded ones (`_merged_subjects`).
 LARGE_SUBJECTS = (2_000, 10_000, 50_000)
 HNSW_INDEX = "ix_memory_version_embedding"
 
 
-def _large_subject_recalls(
-    owner: str, tenant_id: uuid.UUID, base: str, headers: dict[str, str], per_subject: int,
-    sizes: list[int], asks: list[tuple[str, str]],
-) -> list[tuple[int, list[float]]]:
-    """Hybrid recalls through the API for subjects of ``sizes`` memories: seeded subjects are
-    merged into ``large:N`` ones (committed, so the API sees them), 40 queries are timed on
-    each after 5 to warm it, and every memory gets its subject back afterwards."""
-    queries = [query for _, query in asks[:45]]
-    found: list[tuple[int, list[float]]] = []
+@contextmanager
+def _merged_subjects(owner: str, tenant_id: uuid.UUID, per_subject: int,
+                     sizes: list[int]) -> Iterator[None]:
+    """Seeded subjects merged into ones of ``sizes`` memories (`large:N`), committed so the
+    API sees them and the statistics renewed; every memory gets its subject back after."""
     with psycopg.connect(owner, autocommit=True) as conn:
         conn.execute("CREATE TEMP TABLE bench_subjects AS SELECT id, subject FROM memory"
                      " WHERE tenant_id = %s", (tenant_id,))
@@ -337,46 +334,40 @@ def _large_subject_recalls(
                     (f"large:{size}", tenant_id, first, first + count))
                 first += count
             conn.execute("VACUUM ANALYZE memory")
-            with httpx.Client(base_url=base, headers=headers, timeout=60) as client:
-                for size in sizes:
-                    times = []
-                    for index, query in enumerate(queries):
-                        started = time.perf_counter()
-                        response = client.post("/v1/recall", json={
-                            "subject": f"large:{size}", "query": query})
-                        if index >= 5:
-                            times.append((time.perf_counter() - started) * 1000)
-                        assert response.status_code == 200, response.text
-                    found.append((size, times))
+            yield
         finally:
             conn.execute("UPDATE memory m SET subject = b.subject FROM bench_subjects b"
                          " WHERE m.id = b.id AND m.subject <> b.subject")
             conn.execute("VACUUM ANALYZE memory")
-    return found
 
 
-def _large_subject(owner: str, tenant_id: uuid.UUID, size: int, per_subject: int,
-                   asks: list[tuple[str, str]], vectors: dict[str, list[float]],
-                   ) -> tuple[int, bool, float, float, float]:
-    """Recall's vector list for a subject of ``size`` memories: whether it walked the HNSW
-    index, its p50 latency and recall@10 against the exact sort, and the sort's p50.
+def _large_subject_recalls(base: str, headers: dict[str, str], size: int,
+                           queries: list[str]) -> list[float]:
+    """Hybrid recalls through the API for subject `large:{size}`: ``queries`` timed after
+    five of them warm it."""
+    times = []
+    with httpx.Client(base_url=base, headers=headers, timeout=60) as client:
+        for index, query in enumerate(queries[:5] + queries):
+            started = time.perf_counter()
+            response = client.post("/v1/recall", json={
+                "subject": f"large:{size}", "query": query})
+            if index >= 5:
+                times.append((time.perf_counter() - started) * 1000)
+            assert response.status_code == 200, response.text
+    return times
 
-    The seeded subjects are merged into ``size``-memory ones inside a transaction that is
-    rolled back, and the statistics renewed in it, so the planner sees them as large. Run as
-    the owner (row-level security off), in recall's transaction settings.
-    """
+
+def _large_subject(owner: str, size: int, queries: list[str],
+                   vectors: dict[str, list[float]]) -> tuple[int, bool, float, float, float]:
+    """Recall's vector list for subject `large:{size}`: whether it walked the HNSW index, its
+    p50 latency and recall@10 against the exact sort, and the sort's p50. Run as the owner
+    (row-level security off), in recall's transaction settings."""
     from app.recall import candidates
 
-    queries = [query for _, query in asks[:40]]
     with psycopg.connect(owner, prepare_threshold=None) as conn:
-        conn.execute(
-            "UPDATE memory SET subject = 'large:0'"
-            " WHERE tenant_id = %s AND subject LIKE 'user:%%' AND substr(subject, 6)::int < %s",
-            (tenant_id, max(1, size // per_subject)))
-        conn.execute("ANALYZE memory")
         for name, value in candidates.scan_settings().items():
             conn.execute("SELECT set_config(%s, %s, true)", (name, value))
-        params = {"subject": "large:0", "states": ["active"], "n": 40,
+        params = {"subject": f"large:{size}", "states": ["active"], "n": 40,
                   **candidates.walk_limits()}
         plan = "\n".join(row[0] for row in conn.execute(
             "EXPLAIN (ANALYZE, COSTS OFF) " + candidates._VECTOR_SQL,
