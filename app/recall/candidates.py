@@ -84,19 +84,14 @@ _KEYWORD_SQL = """
         SELECT count(*) AS n FROM memory m
         WHERE m.subject = %(subject)s AND m.state = ANY(%(states)s)
     ),
-    -- Each term is tested against the subject's own rows, gathered first. Under row-level
-    -- security PostgreSQL never answers `@@` from the GIN index (the operator is not
-    -- leakproof), so the alternative the planner would otherwise pick for a large subject is
-    -- testing every tenant's versions (docs/benchmarks.md, "Large subjects").
-    subject_rows AS MATERIALIZED (
-        SELECT m.id, v.search
-        FROM memory m
-        JOIN memory_version v ON v.id = m.current_version_id
-        WHERE m.subject = %(subject)s AND m.state = ANY(%(states)s)
-    ),
-    matches AS (
-        SELECT t.term, subject_rows.id
-        FROM terms t JOIN subject_rows ON subject_rows.search @@ t.term
+    -- The (term, memory) pairs come from `lethe_keyword_matches` (migration 0010), which runs
+    -- with its owner's rights and applies the tenant itself. When the owner bypasses row-level
+    -- security the planner may answer a rare term from the GIN index on `search`; under the
+    -- policy it may not (`@@` is not leakproof), so with an owner bound by it rows are tested
+    -- one by one, as before. Materialized: read twice below, run once.
+    matches AS MATERIALIZED (
+        SELECT k.term, k.memory_id AS id
+        FROM lethe_keyword_matches(%(subject)s, %(states)s, ARRAY(SELECT term FROM terms)) k
     ),
     weights AS (
         SELECT t.term, count(matches.id) AS df,
@@ -129,8 +124,8 @@ def vector_literal(embedding: Sequence[float]) -> str:
 
 
 # Sorting a subject's rows exactly costs ≈ 2 µs a row on the benchmark machine (≈ 23 ms at
-# 10,000), leaving room in the 100 ms recall target for the keyword list, which reads the same
-# rows. Beyond it the walk is ≈ 4× faster but approximate (docs/benchmarks.md, "Large
+# 10,000), leaving room in the 100 ms recall target for the keyword list, which may read the
+# same rows. Beyond it the walk is ≈ 4× faster but approximate (docs/benchmarks.md, "Large
 # subjects").
 EXACT_UP_TO = 20_000
 # A walk filtered down to a small share of the index visits ≈ 1/share versions per row it

@@ -1,0 +1,228 @@
+"""The keyword list's matches come from `lethe_keyword_matches` (migration 0010).
+
+The function runs with its owner's rights, so the tenant it applies itself is all that keeps
+other tenants' memories out when the owner bypasses row-level security (as the embedded
+server's superuser does); that is also what lets the planner answer a rare term from the GIN
+index on `memory_version.search`, which row-level security forbids.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import psycopg
+import pytest
+
+from app.core import db
+from app.core.migrations import KEYWORD_MATCHES
+from app.core.runtime import get_runtime
+from app.forgetting.forget import forget_one
+from app.memories.models import Memory, MemoryState
+from app.memories.transitions import transition
+from app.recall import candidates
+from bench.synthetic import memory_texts
+
+SUBJECT = "user:1"
+LOCKER = "My locker code at the ZX-400 gym is 4471."
+GIN = "ix_memory_version_search"
+SUBJECT_INDEX = "ix_memory_tenant_id_subject_state"
+MATCHES_SQL = (
+    "SELECT memory_id FROM lethe_keyword_matches(%(subject)s, %(states)s, ARRAY("
+    "SELECT to_tsquery('simple', quote_literal(lexeme))"
+    " FROM unnest(tsvector_to_array(to_tsvector('english', %(query)s))) AS lexeme))"
+)
+LIVE = ["active", "suspect"]
+
+
+def _remember(client: Any, tenant: dict[str, Any], text: str, **extra: Any) -> str:
+    response = client.post("/v1/memories", json={"subject": SUBJECT, "text": text, **extra},
+                           headers=tenant["app"])
+    assert response.status_code == 201, response.text
+    memory_id: str = response.json()["id"]
+    return memory_id
+
+
+def _recall_ids(client: Any, tenant: dict[str, Any], query: str) -> list[str]:
+    response = client.post("/v1/recall", headers=tenant["app"], json={
+        "subject": SUBJECT, "query": query, "mode": "keyword"})
+    assert response.status_code == 200, response.text
+    return [result["memory"]["id"] for result in response.json()["results"]]
+
+
+def _matches(conn: psycopg.Connection[Any], query: str, states: list[str] = LIVE,
+             subject: str = SUBJECT) -> set[str]:
+    rows = conn.execute(MATCHES_SQL, {"subject": subject, "states": states, "query": query})
+    return {str(row[0]) for row in rows}
+
+
+def _as_app(tenant_id: str | None, query: str, states: list[str] = LIVE) -> set[str]:
+    """The function's matches as the application role sees them, in a tenant or none."""
+    with db.session_scope(None if tenant_id is None else uuid.UUID(tenant_id)) as session:
+        return _matches(db.driver_connection(session), query, states)
+
+
+def test_matches_never_cross_tenants(
+    client: Any, tenant: dict[str, Any], other_tenant: dict[str, Any],
+    owner_conn: psycopg.Connection[Any],
+) -> None:
+    ours = _remember(client, tenant, LOCKER)
+    theirs = _remember(client, other_tenant, LOCKER)
+    assert _recall_ids(client, tenant, "ZX-400 locker") == [ours]
+    assert _recall_ids(client, other_tenant, "ZX-400 locker") == [theirs]
+    assert _as_app(tenant["id"], "ZX-400 locker") == {ours}
+    assert _as_app(other_tenant["id"], "ZX-400 locker") == {theirs}
+    assert _as_app(None, "ZX-400 locker") == set()
+    # The owner (a superuser here) is bound by no policy: the function's own filter is what
+    # holds, with a tenant named and without one.
+    with owner_conn.transaction():
+        assert _matches(owner_conn, "ZX-400 locker") == set()
+        owner_conn.execute("SELECT set_config('lethe.tenant_id', %s, true)", (tenant["id"],))
+        assert _matches(owner_conn, "ZX-400 locker") == {ours}
+
+
+def test_only_the_application_role_may_run_it(owner_conn: psycopg.Connection[Any]) -> None:
+    app_role = get_runtime().app_role
+    allowed = owner_conn.execute(
+        "SELECT has_function_privilege(%s, %s, 'EXECUTE'),"
+        " has_function_privilege('public', %s, 'EXECUTE')",
+        (app_role, KEYWORD_MATCHES, KEYWORD_MATCHES)).fetchone()
+    assert allowed == (True, False)
+    row = owner_conn.execute(
+        "SELECT prosecdef, proconfig FROM pg_proc WHERE oid = to_regprocedure(%s)",
+        (KEYWORD_MATCHES,)).fetchone()
+    assert row is not None
+    definer, config = row
+    assert definer is True
+    assert set(config) == {"search_path=pg_catalog, pg_temp",
+                           "plan_cache_mode=force_custom_plan"}
+
+
+def test_only_current_versions_of_memories_in_the_asked_states_match(
+    client: Any, tenant: dict[str, Any]
+) -> None:
+    live = _remember(client, tenant, LOCKER)
+    old = _remember(client, tenant, "The ZX-400 gym used to open at six.")
+    _remember(client, tenant, "The ZX-400 gym now opens at seven.", supersedes=[old])
+    quarantined = _remember(client, tenant, "The ZX-400 gym shares my locker with Ana.")
+    forgotten = _remember(client, tenant, "I cancelled the ZX-400 gym membership once.")
+    reworded = _remember(client, tenant, "I drive to the ZX-400 gym.")
+    response = client.patch(f"/v1/memories/{reworded}", json={"text": "I take the tram."},
+                            headers={**tenant["app"], "If-Match": '"1"'})
+    assert response.status_code == 200, response.text
+    tenant_id = uuid.UUID(tenant["id"])
+    with db.session_scope(tenant_id) as session:
+        row = session.get(Memory, uuid.UUID(quarantined))
+        assert row is not None
+        transition(session, row, MemoryState.quarantined, reason="test", actor="system:test")
+        row = session.get(Memory, uuid.UUID(forgotten))
+        assert row is not None
+        forget_one(session, row, reason="test", actor="system:test")
+
+    found = _as_app(tenant["id"], "ZX-400")
+    assert live in found and old not in found
+    assert not found & {quarantined, forgotten, reworded}
+    assert old in _as_app(tenant["id"], "ZX-400", ["deprecated"])
+    assert _as_app(tenant["id"], "drive") == set()  # only the old version said it
+    assert _as_app(tenant["id"], "tram") == {reworded}
+    with db.session_scope(tenant_id) as session:
+        keyword = candidates.lists(session, subject=SUBJECT, states=LIVE, n=40,
+                                   query="ZX-400 locker code").keyword
+    assert keyword is not None and [str(memory_id) for memory_id, _ in keyword] == [live]
+
+
+LARGE = 3_000
+SMALL = 20
+RARE = "ZX-400"
+
+
+def _seed(owner_conn: psycopg.Connection[Any], tenant_id: uuid.UUID) -> str:
+    """LARGE memories of user:large, one of them naming RARE, and SMALL of user:small, loaded
+    in bulk without embeddings (the keyword list does not read them)."""
+    planted = uuid.uuid4()
+    rows = []
+    for index, text_ in enumerate(memory_texts(LARGE + SMALL)):
+        memory_id = planted if index == 7 else uuid.uuid4()
+        rows.append((memory_id, uuid.uuid4(), "user:large" if index < LARGE else "user:small",
+                     f"My locker at the {RARE} gym. {text_}" if index == 7 else text_))
+    with owner_conn.transaction(), owner_conn.cursor() as cur:
+        with cur.copy("COPY memory (id, tenant_id, subject, volatility, state, revision)"
+                      " FROM STDIN") as copy:
+            for memory_id, _, subject, _ in rows:
+                copy.write_row((memory_id, tenant_id, subject, "preferential", "active", 1))
+        with cur.copy("COPY memory_version (id, tenant_id, memory_id, seq, text)"
+                      " FROM STDIN") as copy:
+            for memory_id, version_id, _, text_ in rows:
+                copy.write_row((version_id, tenant_id, memory_id, 1, text_))
+        cur.execute("UPDATE memory m SET current_version_id = v.id FROM memory_version v"
+                    " WHERE v.memory_id = m.id")
+    owner_conn.execute("ANALYZE memory")
+    owner_conn.execute("ANALYZE memory_version")
+    return str(planted)
+
+
+def _scans(conn: psycopg.Connection[Any]) -> dict[str, int]:
+    """Scans of each index so far in this transaction (counted by this backend, whatever
+    role a statement ran as)."""
+    row = conn.execute("SELECT pg_stat_get_xact_numscans(to_regclass(%s)),"
+                       " pg_stat_get_xact_numscans(to_regclass(%s))",
+                       (GIN, SUBJECT_INDEX)).fetchone()
+    assert row is not None
+    return {GIN: row[0], SUBJECT_INDEX: row[1]}
+
+
+def _keyword_list(conn: psycopg.Connection[Any], subject: str, query: str) -> tuple[
+        list[str], dict[str, int]]:
+    """Recall's keyword list in recall's transaction, and the index scans it took."""
+    before = _scans(conn)
+    found = candidates.send(conn, subject=subject, states=["active"], n=40,
+                            query=query).result().keyword
+    assert found is not None
+    after = _scans(conn)
+    return [str(memory_id) for memory_id, _ in found], {
+        index: after[index] - before[index] for index in after}
+
+
+@pytest.fixture
+def seeded(owner_conn: psycopg.Connection[Any], tenant: dict[str, Any]) -> tuple[uuid.UUID, str]:
+    tenant_id = uuid.UUID(tenant["id"])
+    return tenant_id, _seed(owner_conn, tenant_id)
+
+
+def test_a_rare_term_in_a_large_subject_is_looked_up_in_the_gin_index(
+    seeded: tuple[uuid.UUID, str],
+) -> None:
+    """Through recall's own path, as the application role: the statement before migration
+    0010 never scanned the GIN index (row-level security forbids `@@` in an index scan
+    ahead of the policy). For common words in a small subject, reading the subject's rows
+    (through its index) is cheaper, and the planner does that instead."""
+    tenant_id, planted = seeded
+    with db.read_pipeline(tenant_id, settings=candidates.scan_settings()) as conn:
+        found, scans = _keyword_list(conn, "user:large", RARE)
+        assert found == [planted]
+        assert scans[GIN] >= 1, scans
+        found, scans = _keyword_list(conn, "user:small", "every week")
+        assert scans[GIN] == 0 and scans[SUBJECT_INDEX] >= 2, scans
+
+
+def test_an_owner_bound_by_row_security_still_gets_the_right_matches(
+    client: Any, tenant: dict[str, Any], other_tenant: dict[str, Any],
+    owner_conn: psycopg.Connection[Any],
+) -> None:
+    """With an external database the owner may be neither superuser nor BYPASSRLS: the policy
+    then applies inside the function too (the index cannot serve `@@`, as before), and the
+    answers are the same. Rolled back: the function keeps its owner."""
+    ours = _remember(client, tenant, LOCKER)
+    _remember(client, other_tenant, LOCKER)
+    role = f"lethe_bound_owner_{uuid.uuid4().hex[:8]}"
+    app_role = get_runtime().app_role
+    with owner_conn.transaction():
+        owner_conn.execute(f'CREATE ROLE "{role}" NOLOGIN NOSUPERUSER NOBYPASSRLS')
+        owner_conn.execute(f'GRANT USAGE ON SCHEMA public TO "{role}"')
+        owner_conn.execute(f'GRANT SELECT ON memory, memory_version TO "{role}"')
+        owner_conn.execute(f'ALTER FUNCTION {KEYWORD_MATCHES} OWNER TO "{role}"')
+        owner_conn.execute(f'SET LOCAL ROLE "{app_role}"')
+        assert _matches(owner_conn, "ZX-400 locker") == set()
+        owner_conn.execute("SELECT set_config('lethe.tenant_id', %s, true)", (tenant["id"],))
+        assert _matches(owner_conn, "ZX-400 locker") == {ours}
+        raise psycopg.Rollback()
