@@ -365,12 +365,14 @@ def _large_subject(owner: str, size: int, queries: list[str],
     from app.recall import candidates
 
     with psycopg.connect(owner, prepare_threshold=None) as conn:
-        for name, value in candidates.scan_settings().items():
+        for name, value in candidates.walk_settings().items():
             conn.execute("SELECT set_config(%s, %s, true)", (name, value))
-        params = {"subject": f"large:{size}", "states": ["active"], "n": 40,
-                  **candidates.walk_limits()}
+        params = {"subject": f"large:{size}", "states": ["active"], "n": 40}
+        walks = candidates.send_size(conn, subject=params["subject"],
+                                     states=params["states"]).result().walks()
+        listed = candidates._WALK_VECTOR_SQL if walks else candidates._EXACT_VECTOR_SQL
         plan = "\n".join(row[0] for row in conn.execute(
-            "EXPLAIN (ANALYZE, COSTS OFF) " + candidates._VECTOR_SQL,
+            "EXPLAIN (ANALYZE, COSTS OFF) " + listed,
             {**params, "embedding": vector_literal(vectors[queries[0]])}))
         walked_index = any(HNSW_INDEX in line and "never executed" not in line
                            for line in plan.splitlines())
@@ -378,7 +380,7 @@ def _large_subject(owner: str, size: int, queries: list[str],
         for query in queries:
             ask = {**params, "embedding": vector_literal(vectors[query])}
             started = time.perf_counter()
-            walked = [row[0] for row in conn.execute(candidates._VECTOR_SQL, ask)][:10]
+            walked = [row[0] for row in conn.execute(listed, ask)][:10]
             walk_ms.append((time.perf_counter() - started) * 1000)
             started = time.perf_counter()
             exact = [row[0] for row in conn.execute(candidates._EXACT_VECTOR_SQL, ask)][:10]

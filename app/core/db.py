@@ -15,6 +15,7 @@ from typing import Any
 from uuid import UUID
 
 import psycopg
+from psycopg.pq import TransactionStatus
 from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.exc import DisconnectionError
 from sqlmodel import Session
@@ -137,19 +138,31 @@ def read_pipeline(
 ) -> Iterator[psycopg.Connection[Any]]:
     """A read-only transaction on the driver connection, in pipeline mode.
 
-    Statements go out without waiting for each other's answers; a cursor's answer is awaited
-    when it is fetched. So BEGIN, the tenant and ``settings`` and every read sent before the
-    first fetch cost one round trip together, where one by one each costs its own. For hot
-    read paths (recall); the transaction never writes (`transaction_read_only`).
+    Statements go out without waiting for each other's answers, and the server runs each as
+    it arrives; a cursor's answer is awaited when it is fetched. So BEGIN, the tenant and
+    ``settings`` and every read sent before the first fetch cost one round trip together, and
+    a caller may send reads, then do other work (embed a query) while the server runs them.
+    COMMIT goes out with the pipeline's closing sync. For hot read paths (recall).
+
+    BEGIN and COMMIT are sent as statements on a connection in autocommit mode: psycopg's own
+    BEGIN in pipeline mode waits for its answer, and its commit is another round trip, which
+    made five round trips of what are now two plus the caller's fetches.
     """
-    values = {TENANT_GUC: str(tenant_id), "transaction_read_only": "on", **(settings or {})}
-    with app_engine().connect() as conn:
+    values = {TENANT_GUC: str(tenant_id), **(settings or {})}
+    with autocommit() as conn:
         driver = driver_connection(conn)
-        with driver.pipeline():
-            _send_set_locals(driver, values)
-            yield driver
-        # Commit, not the pool's rollback-on-return: either ends a read; this says so.
-        driver.commit()
+        try:
+            with driver.pipeline():
+                driver.execute("BEGIN READ ONLY")
+                _send_set_locals(driver, values)
+                yield driver
+                driver.execute("COMMIT")
+        finally:
+            # After an error, or a caller that left early: end the transaction before the
+            # connection goes back to the pool (which expects no transaction in autocommit).
+            if not driver.broken and driver.info.transaction_status in (
+                    TransactionStatus.INTRANS, TransactionStatus.INERROR):
+                driver.execute("ROLLBACK")
 
 
 def driver_connection(conn: Connection | Session) -> psycopg.Connection[Any]:

@@ -42,16 +42,28 @@ def _authenticate(raw_key: str) -> Principal | None:
         return tenants.authenticate_alone(conn, raw_key=raw_key)
 
 
-async def _principal(request: Request, credentials: Credentials) -> Principal:
+def identify(work: uow.UnitOfWork, credentials: HTTPAuthorizationCredentials | None) -> Principal:
+    """The caller's key, recorded on the request's unit of work; 401 when it is missing,
+    unknown or revoked. Blocking (one query): from a worker thread."""
     if credentials is None:
         raise Unauthorized("Send `Authorization: Bearer <key>`.")
-    found = await run_in_threadpool(_authenticate, credentials.credentials)
+    found = _authenticate(credentials.credentials)
     if found is None:
         raise Unauthorized("Unknown or revoked key.")
-    work = uow.current(request)
     work.tenant_id = found.tenant_id
     work.api_key_id = found.key_id
     return found
+
+
+def require_role(principal: Principal, role: Role) -> Principal:
+    """403 unless the key may act as ``role`` (a compliance key may do what an app key may)."""
+    if role is Role.compliance and principal.role is not Role.compliance:
+        raise Forbidden("This needs a compliance key.")
+    return principal
+
+
+async def _principal(request: Request, credentials: Credentials) -> Principal:
+    return await run_in_threadpool(identify, uow.current(request), credentials)
 
 
 IdempotencyKeyHeader = Annotated[
@@ -106,9 +118,7 @@ def _requires(role: Role, *, mutating: bool) -> Callable[..., Awaitable[Principa
     source = _idempotent if mutating else _principal
 
     async def dependency(principal: Annotated[Principal, Depends(source)]) -> Principal:
-        if role is Role.compliance and principal.role is not Role.compliance:
-            raise Forbidden("This needs a compliance key.")
-        return principal
+        return require_role(principal, role)
 
     return dependency
 

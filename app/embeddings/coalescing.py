@@ -39,12 +39,17 @@ class CoalescingEmbedder:
         return self.inner.embed(texts)
 
     def embed_one(self, text: str) -> list[float]:
+        return self.submit(text).result()
+
+    def submit(self, text: str) -> Future[list[float]]:
+        """Queue ``text`` and return at once; the vector arrives in the future. A future
+        cancelled while still queued is never embedded."""
         if not isinstance(text, str):
-            raise TypeError("embed_one() expects a str")
+            raise TypeError("submit() expects a str")
         done: Future[list[float]] = Future()
         self._ensure_thread()
         self._queue.put((text, done))
-        return done.result()
+        return done
 
     def _ensure_thread(self) -> None:
         # Started on first use, and again in a forked child (a Celery worker), where the
@@ -66,7 +71,10 @@ class CoalescingEmbedder:
                     jobs.append(self._queue.get_nowait())
                 except queue.Empty:
                     break
-            self._embed(jobs)
+            # Claims each future; one cancelled meanwhile (its request was refused) drops out.
+            jobs = [job for job in jobs if job[1].set_running_or_notify_cancel()]
+            if jobs:
+                self._embed(jobs)
 
     def _embed(self, jobs: list[tuple[str, Future[list[float]]]]) -> None:
         try:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,40 +31,31 @@ _SUBJECT_VECTORS = f"""
     WHERE m.subject = %(subject)s AND m.state = ANY(%(states)s) AND v.embedding IS NOT NULL
 """
 
-# Recall's list. A subject of up to `EXACT_UP_TO` live memories, or one that is less than
-# `WALK_MIN_SHARE` of all versions in the index, has its rows sorted exactly; a larger one's
-# nearest come from a walk of the HNSW index (docs/decisions.md, "Large subjects walk the HNSW
-# index"). The subject's size is counted first and each branch is gated on the verdict, so
-# only one runs. Iterative index scans keep the walk going while the subject filter drops what
-# it finds, so `n` rows come back; relaxed_order is re-sorted here.
-_VECTOR_SQL = f"""
-    WITH subject_size AS MATERIALIZED (
-        SELECT count(*) AS n FROM memory m
-        WHERE m.subject = %(subject)s AND m.state = ANY(%(states)s)
-    ),
-    walk AS MATERIALIZED (
-        SELECT n > %(exact_up_to)s
-           AND n >= %(walk_min_share)s * (
-               SELECT reltuples FROM pg_class WHERE oid = 'memory_version'::regclass) AS yes
-        FROM subject_size
-    ),
-    walked AS MATERIALIZED ({_SUBJECT_VECTORS}
-          AND (SELECT yes FROM walk)
+# Recall's list for a subject too large to sort in time (`SubjectSize.walks`): a walk of the
+# HNSW index (docs/decisions.md, "Large subjects walk the HNSW index"). Iterative index scans
+# keep the walk going while the subject filter drops what it finds, so `n` rows come back;
+# relaxed_order is re-sorted here. Always sent unprepared, so it is planned for its own
+# subject: a generic plan is made for a subject of average size, and for one that size the
+# planner sorts instead of walking.
+_WALK_VECTOR_SQL = f"""
+    SELECT id, distance FROM ({_SUBJECT_VECTORS}
         ORDER BY {_DISTANCE}
         LIMIT %(n)s
-    ),
-    sorted AS MATERIALIZED ({_SUBJECT_VECTORS}
-          AND NOT (SELECT yes FROM walk)
-    )
-    SELECT id, distance FROM walked
-    UNION ALL
-    (SELECT id, distance FROM sorted ORDER BY distance, id LIMIT %(n)s)
+    ) walked
     ORDER BY distance, id
 """
 
-# Forgetting's list: always exact. The subject's rows are gathered first (a materialized CTE
-# the planner cannot feed from an index ordered by distance), then sorted: a forget request
-# must not miss a memory because an approximate walk did.
+# How many live memories the subject has, beside how many versions the index holds.
+_SIZE_SQL = """
+    SELECT count(*), (SELECT reltuples FROM pg_class WHERE oid = 'memory_version'::regclass)
+    FROM memory m
+    WHERE m.subject = %(subject)s AND m.state = ANY(%(states)s)
+"""
+
+# The exact list: every row of the subject, gathered first (a materialized CTE the planner
+# cannot feed from an index ordered by distance), then sorted. Recall's for all but the
+# largest subjects, and forgetting's always: a forget request must not miss a memory because
+# an approximate walk did. Its plan is the same for every subject, so a prepared one serves.
 _EXACT_VECTOR_SQL = f"""
     WITH subject_rows AS MATERIALIZED ({_SUBJECT_VECTORS})
     SELECT id, distance FROM subject_rows ORDER BY distance, id LIMIT %(n)s
@@ -139,21 +131,53 @@ WALK_MIN_SHARE = 0.01
 EF_SEARCH = 1000
 
 
-def walk_limits() -> dict[str, float]:
-    """The parameters of recall's vector list that decide between walking and sorting."""
-    return {"exact_up_to": EXACT_UP_TO, "walk_min_share": WALK_MIN_SHARE}
+def walk_settings() -> dict[str, str]:
+    """Transaction settings for a walk: HNSW scans go on past rows the subject filter drops,
+    and each is as wide as `EF_SEARCH`."""
+    return {"hnsw.iterative_scan": "relaxed_order", "hnsw.ef_search": str(EF_SEARCH)}
 
 
 def scan_settings() -> dict[str, str]:
-    """Transaction settings for recall's lists: HNSW scans go on past rows the subject filter
-    drops, each walk is as wide as `EF_SEARCH`, and every statement is planned for its own
-    subject. psycopg prepares a statement run five times on a connection, and PostgreSQL then
-    keeps one generic plan, made for a subject of average size, if it looks no dearer: a
-    subject of 50,000 memories then had its rows sorted instead of walked (vector list 9 →
-    167 ms) and its keyword list planned as for a hundred (59 → 111 ms). Planning each time
-    costs ≈ 0.4 ms a recall."""
-    return {"hnsw.iterative_scan": "relaxed_order", "hnsw.ef_search": str(EF_SEARCH),
-            "plan_cache_mode": "force_custom_plan"}
+    """`walk_settings`, and every statement planned for its own subject, for a transaction
+    that reads the keyword list. psycopg prepares a statement run five times on a connection,
+    and PostgreSQL then keeps one generic plan, made for a subject of average size, if it
+    looks no dearer: for a subject of 50,000 memories the keyword list was then planned as
+    for a hundred (59 → 111 ms). Planning each time costs ≈ 0.4 ms a recall."""
+    return {**walk_settings(), "plan_cache_mode": "force_custom_plan"}
+
+
+@dataclass(frozen=True)
+class SubjectSize:
+    """A subject's live memories and the index's versions (PostgreSQL's estimate)."""
+
+    memories: int
+    versions: float
+
+    def walks(self) -> bool:
+        """Whether recall walks the HNSW index for this subject's nearest, rather than sort
+        its rows: past `EXACT_UP_TO` memories, and only if they are `WALK_MIN_SHARE` of the
+        index."""
+        return self.memories > EXACT_UP_TO and self.memories >= WALK_MIN_SHARE * self.versions
+
+
+@dataclass
+class PendingSize:
+    """A subject's size sent to the database; awaited (once) by `result()`."""
+
+    cursor: psycopg.Cursor[Any]
+    _size: SubjectSize | None = None
+
+    def result(self) -> SubjectSize:
+        if self._size is None:
+            row = self.cursor.fetchone()
+            assert row is not None, "a count always answers"
+            self._size = SubjectSize(memories=int(row[0]), versions=float(row[1]))
+        return self._size
+
+
+def send_size(conn: psycopg.Connection[Any], *, subject: str,
+              states: Sequence[str]) -> PendingSize:
+    return PendingSize(conn.execute(_SIZE_SQL, {"subject": subject, "states": list(states)}))
 
 
 @dataclass(frozen=True)
@@ -183,6 +207,10 @@ class PendingLists:
         ])
 
 
+# A query vector, or one still being computed (`embeddings.runtime.embed_soon`).
+Embedding = Sequence[float] | Future[list[float]]
+
+
 def send(
     conn: psycopg.Connection[Any],
     *,
@@ -193,15 +221,25 @@ def send(
     query: str | None = None,
     min_coverage: float = KEYWORD_MIN_COVERAGE,
     exact: bool = False,
+    size: SubjectSize | None = None,
 ) -> PendingLists:
     """Send the vector list (given ``embedding``) and the keyword list (given ``query``).
-    The vector list needs `scan_settings` in force in the transaction, unless ``exact``."""
+
+    The vector list sorts the subject's rows, or walks the index if ``size`` says so (a walk
+    needs `walk_settings` in force); never with ``exact``. Without ``size`` the subject is
+    counted first, which costs a round trip."""
     assert embedding is not None or query is not None, "ask for at least one list"
     common = {"subject": subject, "states": list(states), "n": n}
+    vector = None
+    if embedding is not None:
+        if not exact and size is None:
+            size = send_size(conn, subject=subject, states=states).result()
+        ask = {**common, "embedding": vector_literal(embedding)}
+        vector = (conn.execute(_WALK_VECTOR_SQL, ask, prepare=False)
+                  if not exact and size is not None and size.walks()
+                  else conn.execute(_EXACT_VECTOR_SQL, ask))
     return PendingLists(
-        vector=None if embedding is None else conn.execute(
-            _EXACT_VECTOR_SQL if exact else _VECTOR_SQL,
-            {**common, "embedding": vector_literal(embedding), **walk_limits()}),
+        vector=vector,
         keyword=None if query is None else conn.execute(_KEYWORD_SQL, {
             **common, "query": query, "min_coverage": min_coverage,
             "max_df_share": KEYWORD_MAX_DF_SHARE}),

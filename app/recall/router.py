@@ -1,16 +1,18 @@
 from __future__ import annotations
 
-import uuid
+from concurrent.futures import Future
 
-from fastapi import APIRouter, Response
+from fastapi import APIRouter, Request, Response
+from fastapi.security import HTTPAuthorizationCredentials
 from starlette.concurrency import run_in_threadpool
 
 from app.core import uow
-from app.core.deps import AppReader
+from app.core.deps import Credentials, identify, require_role
 from app.core.errors import COMMON_PROBLEMS, problem_responses
-from app.embeddings.runtime import embedder
+from app.embeddings.runtime import embed_soon
 from app.recall import service
 from app.recall.schemas import RecallMode, RecallRequest, RecallResponse
+from app.tenants.models import Role
 
 router = APIRouter(
     prefix="/v1/recall", tags=["recall"], route_class=uow.LetheRoute,
@@ -19,16 +21,26 @@ router = APIRouter(
 
 
 @router.post("", response_model=RecallResponse)
-async def recall(body: RecallRequest, principal: AppReader) -> Response:
+async def recall(request: Request, body: RecallRequest, credentials: Credentials) -> Response:
     """Recall a subject's live memories relevant to a query (hybrid vector + full text)."""
-    # A read: nothing to replay, and storing the answer would copy memory text into
-    # operation records. One trip to a worker thread for both the embedding and the reads.
-    return Response(await run_in_threadpool(_recall, principal.tenant_id, body),
-                    media_type="application/json")
+    # The query starts embedding at once; meanwhile one worker thread checks the key and reads
+    # what needs no vector (docs/decisions.md, "Recall reads while its query embeds"). A
+    # refused key cancels an embedding that has not started. A read: nothing to replay, and
+    # storing the answer would copy memory text into operation records.
+    embedding = None if body.mode is RecallMode.keyword else embed_soon(body.query)
+    try:
+        answer = await run_in_threadpool(
+            _recall, uow.current(request), credentials, body, embedding)
+    finally:
+        if embedding is not None:
+            embedding.cancel()
+    return Response(answer, media_type="application/json")
 
 
-def _recall(tenant_id: uuid.UUID, body: RecallRequest) -> bytes:
-    # The query is embedded before the read transaction opens (no connection is held while
-    # the model runs); the answer is serialized once, here: the service built the model.
-    vector = embedder().embed_one(body.query) if body.mode is not RecallMode.keyword else None
-    return service.recall(tenant_id, body, vector).model_dump_json().encode()
+def _recall(
+    work: uow.UnitOfWork, credentials: HTTPAuthorizationCredentials | None,
+    body: RecallRequest, embedding: Future[list[float]] | None,
+) -> bytes:
+    principal = require_role(identify(work, credentials), Role.app)
+    # Serialized once, here: the service built the model.
+    return service.recall(principal.tenant_id, body, embedding).model_dump_json().encode()

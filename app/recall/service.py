@@ -1,15 +1,17 @@
 """Hybrid recall: vector and full-text candidates fused by reciprocal rank.
 
-A recall is one read-only transaction, opened after the query was embedded and pipelined
-(`db.read_pipeline`): the two candidate lists and the subject's retractions go out together,
-then the result load, which re-checks each result's state (under READ COMMITTED every
-statement sees the latest commits).
+The keyword list and the subject's retractions are read while the query is still being
+embedded; the vector list once the vector is there, then the result load, which re-checks
+each result's state (under READ COMMITTED every statement sees the latest commits, so two
+transactions see no less current a view than one).
 """
 
 from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
+from concurrent.futures import Future
+from dataclasses import dataclass
 from typing import Any
 
 import psycopg
@@ -48,36 +50,91 @@ def candidate_count(limit: int) -> int:
 
 
 def recall(
-    tenant_id: uuid.UUID, request: RecallRequest, embedding: Sequence[float] | None
+    tenant_id: uuid.UUID, request: RecallRequest, embedding: candidates.Embedding | None
 ) -> RecallResponse:
-    """Recall in one read transaction, named with the settings its vector list needs.
+    """Recall in pipelined read transactions (everything sent before a fetch is one round
+    trip).
 
-    Pipelined: BEGIN, the settings, both candidate lists and the retractions travel in one
-    round trip; the result load is the second.
+    Given a query still being embedded (a future), what needs no vector (the keyword list,
+    the retractions, the subject's size) is read meanwhile in a transaction of its own,
+    which ends before the vector is awaited: no transaction waits on the model. The vector
+    list and the result load follow in a second, whose statements are planned once per
+    connection where a walk is not due (the size decided that already). Otherwise all of it
+    is one transaction, every statement planned for its subject.
     """
+    if isinstance(embedding, Future):
+        with db.read_pipeline(tenant_id, settings=candidates.scan_settings()) as conn:
+            early = _send_lexical(conn, tenant_id, request).result()
+        vector = embedding.result()
+        with db.read_pipeline(tenant_id, settings=candidates.walk_settings()) as conn:
+            return _finish(conn, request, early, vector)
     with db.read_pipeline(tenant_id, settings=candidates.scan_settings()) as conn:
-        pending = send_candidates(conn, request=request, embedding=embedding)
-        retracted = retractions.recent(conn, tenant_id=tenant_id, subject=request.subject)
-        return results(conn, request=request, found=pending.result(), retracted=retracted)
+        return _finish(conn, request, _send_lexical(conn, tenant_id, request), embedding)
 
 
-def send_candidates(
-    conn: psycopg.Connection[Any], *, request: RecallRequest,
+def _finish(
+    conn: psycopg.Connection[Any], request: RecallRequest, lexical: Lexical | _PendingLexical,
     embedding: Sequence[float] | None,
-) -> candidates.PendingLists:
+) -> RecallResponse:
+    """Send the vector list, then await what is outstanding and load the results."""
+    vector = None
     if request.mode is not RecallMode.keyword:
         assert embedding is not None, "vector recall needs the query embedding"
-    return candidates.send(
-        conn, subject=request.subject, states=states_for(request),
-        n=candidate_count(request.limit),
-        embedding=embedding if request.mode is not RecallMode.keyword else None,
-        query=request.query if request.mode is not RecallMode.vector else None,
+        size = lexical.size
+        if isinstance(size, candidates.PendingSize):
+            size = size.result()
+        vector = candidates.send(
+            conn, subject=request.subject, states=states_for(request),
+            n=candidate_count(request.limit), embedding=embedding, size=size)
+    read = lexical.result() if isinstance(lexical, _PendingLexical) else lexical
+    found = candidates.Lists(vector=None if vector is None else vector.result().vector,
+                             keyword=read.keyword)
+    return results(conn, request=request, found=found, retractions=read.retractions)
+
+
+@dataclass(frozen=True)
+class Lexical:
+    """What a recall reads without the query vector."""
+
+    keyword: list[tuple[uuid.UUID, float]] | None  # None: not asked (vector mode)
+    retractions: list[RetractionPublic]
+    size: candidates.SubjectSize | None  # None: no vector list (keyword mode)
+
+
+@dataclass(frozen=True)
+class _PendingLexical:
+    keyword: candidates.PendingLists | None
+    retracted: psycopg.Cursor[Any]
+    size: candidates.PendingSize | None
+
+    def result(self) -> Lexical:
+        return Lexical(
+            keyword=None if self.keyword is None else self.keyword.result().keyword,
+            retractions=[
+                RetractionPublic(id=row["id"], about=row["about"], created_at=row["created_at"],
+                                 memory_count=row["memory_count"])
+                for row in self.retracted.fetchall()
+            ],
+            size=None if self.size is None else self.size.result())
+
+
+def _send_lexical(
+    conn: psycopg.Connection[Any], tenant_id: uuid.UUID, request: RecallRequest
+) -> _PendingLexical:
+    states = states_for(request)
+    return _PendingLexical(
+        keyword=None if request.mode is RecallMode.vector else candidates.send(
+            conn, subject=request.subject, states=states, n=candidate_count(request.limit),
+            query=request.query),
+        retracted=retractions.recent(conn, tenant_id=tenant_id, subject=request.subject),
+        size=None if request.mode is RecallMode.keyword else candidates.send_size(
+            conn, subject=request.subject, states=states),
     )
 
 
 def results(
     conn: psycopg.Connection[Any], *, request: RecallRequest, found: candidates.Lists,
-    retracted: psycopg.Cursor[Any],
+    retractions: list[RetractionPublic],
 ) -> RecallResponse:
     """The fused candidates still recallable, with their history, and the retractions."""
     states = states_for(request)
@@ -96,11 +153,7 @@ def results(
             for memory_id, score in batch
             if memory_id in views
         ]
-    return RecallResponse(results=answer, retractions=[
-        RetractionPublic(id=row["id"], about=row["about"], created_at=row["created_at"],
-                         memory_count=row["memory_count"])
-        for row in retracted.fetchall()
-    ])
+    return RecallResponse(results=answer, retractions=retractions)
 
 
 # The results still in a recallable state and, beside each, the deprecated memories it

@@ -38,3 +38,21 @@ def test_a_pipelined_read_leaves_no_setting_on_its_pooled_connection(
         assert (conn.execute(text("SELECT pg_backend_pid()")).scalar(),) == pid
         assert conn.execute(text("SELECT count(*) FROM api_key")).scalar() == 0
         assert conn.execute(text("SHOW transaction_read_only")).scalar() == "off"
+
+
+@pytest.mark.parametrize("failure", ["python", "sql"])
+def test_a_failed_pipelined_read_rolls_back_and_returns_a_clean_connection(
+    tenant: dict[str, Any], failure: str
+) -> None:
+    """An error inside the block, raised by the caller or by a statement, ends the transaction
+    before the connection goes back to the pool, tenant setting and all."""
+    with pytest.raises((RuntimeError, psycopg.errors.DivisionByZero)), \
+            db.read_pipeline(uuid.UUID(tenant["id"])) as conn:
+        pid = conn.execute("SELECT pg_backend_pid()").fetchone()
+        if failure == "python":
+            raise RuntimeError("the caller failed")
+        conn.execute("SELECT 1 / 0").fetchall()
+    with db.app_engine().connect() as conn:
+        assert (conn.execute(text("SELECT pg_backend_pid()")).scalar(),) == pid
+        assert conn.execute(text("SELECT count(*) FROM api_key")).scalar() == 0
+        assert conn.execute(text("SHOW transaction_read_only")).scalar() == "off"

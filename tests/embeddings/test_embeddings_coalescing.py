@@ -127,3 +127,22 @@ def test_one_failing_text_fails_only_its_own_caller() -> None:
         for text, future in zip(texts, futures, strict=True):
             if text != "poison":
                 assert future.result(timeout=30) == [float(len(text))] * 384
+
+
+def test_a_text_cancelled_while_queued_is_never_embedded(
+    local_embedder: LocalMiniLMEmbedder,
+) -> None:
+    """Recall starts embedding before the key is checked and cancels on refusal: a queued
+    text whose future was cancelled drops out of the next call."""
+    gate = threading.Event()
+    counting = CountingEmbedder(local_embedder, gate=gate)
+    shared = CoalescingEmbedder(counting, max_batch=16)
+    first = shared.submit(TEXTS[0])
+    while not first.running():
+        pass
+    refused, kept = shared.submit(TEXTS[1]), shared.submit(TEXTS[2])
+    assert refused.cancel()
+    gate.set()
+    assert len(kept.result(timeout=60)) == local_embedder.dimensions
+    assert len(first.result(timeout=60)) == local_embedder.dimensions
+    assert refused.cancelled() and counting.calls == [1, 1]

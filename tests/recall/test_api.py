@@ -128,7 +128,6 @@ def test_a_memory_forgotten_after_the_keyword_read_is_not_returned(
 ) -> None:
     """The result load re-checks state: a candidate forgotten after its list was read is dropped."""
     from app.embeddings.runtime import embedder
-    from app.forgetting import retractions
     from app.forgetting.forget import forget_one
     from app.recall import candidates, service
     from app.recall.schemas import RecallRequest
@@ -138,8 +137,9 @@ def test_a_memory_forgotten_after_the_keyword_read_is_not_returned(
     tenant_id = uuid.UUID(tenant["id"])
     request = RecallRequest(subject="user:1", query="ZX-400 gym locker code")
     with db.read_pipeline(tenant_id, settings=candidates.scan_settings()) as conn:
-        found = service.send_candidates(conn, request=request,
-                                        embedding=embedder().embed_one(request.query)).result()
+        found = candidates.send(conn, subject="user:1", states=["active"], n=40,
+                                embedding=embedder().embed_one(request.query),
+                                query=request.query).result()
     assert found.keyword is not None
     assert uuid.UUID(gone["id"]) in [memory_id for memory_id, _ in found.keyword]
     with db.session_scope(tenant_id) as session:
@@ -147,7 +147,53 @@ def test_a_memory_forgotten_after_the_keyword_read_is_not_returned(
         assert row is not None
         forget_one(session, row, reason="test", actor="system:test")
     with db.read_pipeline(tenant_id) as conn:
-        retracted = retractions.recent(conn, tenant_id=tenant_id, subject="user:1")
-        answer = service.results(conn, request=request, found=found, retracted=retracted)
+        answer = service.results(conn, request=request, found=found, retractions=[])
     ids = [str(result.memory.id) for result in answer.results]
     assert gone["id"] not in ids and kept["id"] in ids
+
+
+def test_recall_refuses_a_missing_or_unknown_key(client: Any, tenant: dict[str, Any]) -> None:
+    """The key is checked while the query embeds (the route starts the embedding first), and
+    a refused one still gets its problem answer, never results."""
+    _remember(client, tenant["app"], "I live in Lisbon, near the river.")
+    for headers in ({}, {"Authorization": "Bearer lethe_not-a-key"}):
+        response = client.post("/v1/recall", headers=headers,
+                               json={"subject": "user:1", "query": "which city is home?"})
+        assert response.status_code == 401, response.text
+        assert response.headers["content-type"].startswith("application/problem+json")
+        assert "results" not in response.json()
+
+
+def test_the_keyword_list_is_read_while_the_query_embeds_and_no_connection_waits_for_it(
+    client: Any, tenant: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Given a query still being embedded, recall reads the keyword list first, in a
+    transaction that has ended, its connection back in the pool, when the vector is awaited;
+    the vector list comes after."""
+    from concurrent.futures import Future
+
+    from app.embeddings.runtime import embedder
+    from app.recall import candidates, service
+    from app.recall.schemas import RecallRequest
+
+    locker = _remember(client, tenant["app"], "My locker code at the ZX-400 gym is 4471.")
+    request = RecallRequest(subject="user:1", query="ZX-400 gym locker code")
+    events: list[str] = []
+    send = candidates.send
+
+    def watched_send(conn: Any, **ask: Any) -> Any:
+        events.append("vector" if ask.get("embedding") is not None else "keyword")
+        return send(conn, **ask)
+
+    class WatchedFuture(Future[list[float]]):
+        def result(self, timeout: float | None = None) -> list[float]:
+            checked_out = db.app_engine().pool.checkedout()  # type: ignore[attr-defined]
+            events.append(f"await vector, {checked_out} connections out")
+            return super().result(timeout)
+
+    monkeypatch.setattr(candidates, "send", watched_send)
+    pending = WatchedFuture()
+    pending.set_result(embedder().embed_one(request.query))
+    answer = service.recall(uuid.UUID(tenant["id"]), request, pending)
+    assert events == ["keyword", "await vector, 0 connections out", "vector"]
+    assert [str(result.memory.id) for result in answer.results][:1] == [locker["id"]]

@@ -47,9 +47,9 @@ def test_iterative_scan_fills_the_limit_under_a_selective_filter(
         session.execute(text("SET LOCAL enable_seqscan = off"))
         plan = "\n".join(
             row[0] for row in db.driver_connection(session).execute(
-                "EXPLAIN " + candidates._VECTOR_SQL,
+                "EXPLAIN " + candidates._WALK_VECTOR_SQL,
                 {"embedding": candidates.vector_literal(query), "subject": "user:few",
-                 "states": ["active"], "n": 5, **candidates.walk_limits()},
+                 "states": ["active"], "n": 5},
             )
         )
         assert "ix_memory_version_embedding" in plan, plan
