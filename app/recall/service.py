@@ -89,7 +89,7 @@ def _finish(
     read = lexical.result() if isinstance(lexical, _PendingLexical) else lexical
     found = candidates.Lists(vector=None if vector is None else vector.result().vector,
                              keyword=read.keyword)
-    return results(conn, request=request, found=found, retractions=read.retractions)
+    return results(conn, request=request, found=found, retracted=read.retractions)
 
 
 @dataclass(frozen=True)
@@ -134,7 +134,7 @@ def _send_lexical(
 
 def results(
     conn: psycopg.Connection[Any], *, request: RecallRequest, found: candidates.Lists,
-    retractions: list[RetractionPublic],
+    retracted: list[RetractionPublic],
 ) -> RecallResponse:
     """The fused candidates still recallable, with their history, and the retractions."""
     states = states_for(request)
@@ -153,7 +153,7 @@ def results(
             for memory_id, score in batch
             if memory_id in views
         ]
-    return RecallResponse(results=answer, retractions=retractions)
+    return RecallResponse(results=answer, retractions=retracted)
 
 
 # The results still in a recallable state and, beside each, the deprecated memories it

@@ -147,7 +147,7 @@ def test_a_memory_forgotten_after_the_keyword_read_is_not_returned(
         assert row is not None
         forget_one(session, row, reason="test", actor="system:test")
     with db.read_pipeline(tenant_id) as conn:
-        answer = service.results(conn, request=request, found=found, retractions=[])
+        answer = service.results(conn, request=request, found=found, retracted=[])
     ids = [str(result.memory.id) for result in answer.results]
     assert gone["id"] not in ids and kept["id"] in ids
 
