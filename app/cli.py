@@ -41,14 +41,16 @@ def main(argv: list[str] | None = None) -> int:
         return migrate(runtime)
     if args.command == "serve":
         return serve_all(runtime, args.host, args.port, args.worker_concurrency)
+    environment = child_environment(runtime)
     if args.command == "worker":
         command = worker_command(args.concurrency)
     elif args.command == "beat":
         command = beat_command()
     else:
         command = api_command(args.host, args.port)
+        environment = api_environment(runtime)
     # exec, not a child: signals from the process manager reach uvicorn or Celery directly.
-    os.execvpe(command[0], command, {**os.environ, **child_environment(runtime)})
+    os.execvpe(command[0], command, {**os.environ, **environment})
     return 0  # pragma: no cover - exec does not return
 
 
@@ -85,6 +87,13 @@ def child_environment(runtime: Runtime) -> dict[str, str]:
     }
 
 
+def api_environment(runtime: Runtime) -> dict[str, str]:
+    """`child_environment`, with the API's local model in a process of its own unless the
+    operator chose otherwise (docs/decisions.md, "The API embeds in a child process")."""
+    return {**child_environment(runtime),
+            "LETHE_EMBEDDING_PROCESS": os.environ.get("LETHE_EMBEDDING_PROCESS", "true")}
+
+
 def api_command(host: str, port: int) -> list[str]:
     return [sys.executable, "-m", "uvicorn", "app.main:create_app", "--factory",
             "--host", host, "--port", str(port), "--no-access-log"]
@@ -110,15 +119,15 @@ def serve_all(runtime: Runtime, host: str, port: int, concurrency: int) -> int:
         print(f"lethe: (kept in {get_settings().data_dir.resolve() / 'secrets.json'})", flush=True)
     env = {**os.environ, **child_environment(runtime)}
     parts = {
-        "api": api_command(host, port),
-        "worker": worker_command(concurrency),
-        "beat": beat_command(),
+        "api": (api_command(host, port), {**os.environ, **api_environment(runtime)}),
+        "worker": (worker_command(concurrency), env),
+        "beat": (beat_command(), env),
     }
     # Own sessions: a terminal's Ctrl-C reaches only this supervisor, which stops the
     # children in order instead of letting them race each other down.
     children = {
-        name: subprocess.Popen(command, env=env, start_new_session=True)
-        for name, command in parts.items()
+        name: subprocess.Popen(command, env=part_env, start_new_session=True)
+        for name, (command, part_env) in parts.items()
     }
     print(f"lethe: serving on http://{host}:{port} (console at /console); Ctrl-C stops",
           flush=True)

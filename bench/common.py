@@ -38,10 +38,10 @@ def create_tenant(name: str) -> tuple[uuid.UUID, str]:
 @contextmanager
 def live_api(runtime: Any, *, pool_size: int = 20) -> Iterator[str]:
     """A `lethe api` process on a free port; yields its base URL."""
-    from app.cli import api_command, child_environment
+    from app.cli import api_command, api_environment
 
     port = free_port()
-    env = {**os.environ, **child_environment(runtime), "LETHE_DB_POOL_SIZE": str(pool_size),
+    env = {**os.environ, **api_environment(runtime), "LETHE_DB_POOL_SIZE": str(pool_size),
            "LETHE_EMBEDDING_THREADS": "1"}
     server = subprocess.Popen(api_command("127.0.0.1", port), env=env,
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -103,6 +103,12 @@ class Settings(BaseSettings):
         description="Torch threads per local embedding call. 1 suits a server embedding many "
         "requests in parallel; raise it for bulk loads in a process of their own.",
     )
+    embedding_process: bool = Field(
+        False,
+        description="Run the local model in a child process of its own, so its Python never "
+        "holds the interpreter lock that request threads need. `lethe api` and `lethe serve` "
+        "turn it on for the API unless it is set.",
+    )
 
     judge_url: str | None = Field(
         None,

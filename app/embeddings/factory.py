@@ -8,6 +8,7 @@ import math
 
 from app.embeddings.coalescing import CoalescingEmbedder
 from app.embeddings.local import LocalMiniLMEmbedder
+from app.embeddings.model_process import ProcessEmbedder
 from app.embeddings.openai_http import OpenAICompatibleEmbedder
 from app.embeddings.provider import Embedder
 
@@ -26,13 +27,15 @@ def get_embedder(
     api_model: str,
     batch_size: int,
     num_threads: int | None = None,
+    own_process: bool = False,
 ) -> Embedder:
     if provider == "local":
-        return CoalescingEmbedder(
-            LocalMiniLMEmbedder(
-                model_path=model_path, batch_size=batch_size, num_threads=num_threads),
-            max_batch=batch_size,
-        )
+        model: Embedder = (
+            ProcessEmbedder(model_path=model_path, batch_size=batch_size, num_threads=num_threads)
+            if own_process else
+            LocalMiniLMEmbedder(model_path=model_path, batch_size=batch_size,
+                                num_threads=num_threads))
+        return CoalescingEmbedder(model, max_batch=batch_size)
     if provider == "openai":
         if not api_url:
             raise ValueError("embedding provider 'openai' requires api_url")

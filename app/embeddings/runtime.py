@@ -24,6 +24,7 @@ def embedder() -> Embedder:
         api_model=settings.embedding_api_model,
         batch_size=settings.embedding_batch_size,
         num_threads=settings.embedding_threads,
+        own_process=settings.embedding_process,
     )
 
 

@@ -47,12 +47,23 @@ def test_serve_runs_everything_and_stops_cleanly(tmp_path: Path, stop_signal: in
                              headers={"Authorization": f"Bearer {token}"})
         assert created.status_code == 201
         key = created.json()["api_keys"]["app"]
-        assert httpx.get(f"{base}/v1/settings",
-                         headers={"Authorization": f"Bearer {key}"}).status_code == 200
+        app_headers = {"Authorization": f"Bearer {key}"}
+        assert httpx.get(f"{base}/v1/settings", headers=app_headers).status_code == 200
         assert httpx.get(f"{base}/console/login").status_code == 200
+        # A write and a recall: the API embeds in a child process of its own.
+        written = httpx.post(f"{base}/v1/memories", headers=app_headers, timeout=120,
+                             json={"subject": "user:1", "text": "I live in Lisbon."})
+        assert written.status_code == 201, written.text
+        recalled = httpx.post(f"{base}/v1/recall", headers=app_headers, timeout=120,
+                              json={"subject": "user:1", "query": "which city is home?"})
+        assert recalled.status_code == 200, recalled.text
+        assert recalled.json()["results"][0]["memory"]["id"] == written.json()["id"]
         children = psutil.Process(process.pid).children(recursive=True)
         names = " ".join(" ".join(c.cmdline()) for c in children)
         assert "uvicorn" in names and "worker" in names and "beat" in names
+        api = next(c for c in children if "uvicorn" in " ".join(c.cmdline()))
+        assert any("multiprocessing" in " ".join(c.cmdline()) for c in api.children()), \
+            "the API embeds in its own process"
         postgres = [p for p in psutil.process_iter(["cmdline"])
                     if str(tmp_path) in " ".join(p.info["cmdline"] or [])
                     and "postgres" in " ".join(p.info["cmdline"] or [])]
