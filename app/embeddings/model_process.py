@@ -25,7 +25,7 @@ from multiprocessing.process import BaseProcess
 
 import numpy as np
 
-from app.embeddings.local import DIMENSIONS, MODEL_NAME
+from app.embeddings.local import DIMENSIONS, display_name
 from app.embeddings.provider import EmbeddingError
 
 log = logging.getLogger(__name__)
@@ -50,7 +50,7 @@ class ProcessEmbedder:
         self.num_threads = num_threads
         self.timeout = timeout
         self.dimensions = DIMENSIONS
-        self.name = f"local:{os.path.basename(model_path) if model_path else MODEL_NAME}"
+        self.name = display_name(model_path)
         self._lock = threading.Lock()
         self._child: BaseProcess | None = None
         self._conn: Connection | None = None
