@@ -84,6 +84,8 @@ def child_environment(runtime: Runtime) -> dict[str, str]:
         "LETHE_DATA_DIR": str(get_settings().data_dir.resolve()),
         "HF_HUB_OFFLINE": "1",
         "TRANSFORMERS_OFFLINE": "1",
+        # Workers embed in batches in their own (prefork) processes: no child of theirs.
+        "LETHE_EMBEDDING_PROCESS": "false",
     }
 
 

@@ -1,0 +1,22 @@
+"""Which parts run the local model in a child process: the API by default, workers never."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.cli import api_environment, child_environment
+from app.core.runtime import get_runtime
+
+
+def test_the_api_embeds_in_a_child_process_unless_the_operator_says_not(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("LETHE_EMBEDDING_PROCESS", raising=False)
+    assert api_environment(get_runtime())["LETHE_EMBEDDING_PROCESS"] == "true"
+    monkeypatch.setenv("LETHE_EMBEDDING_PROCESS", "false")
+    assert api_environment(get_runtime())["LETHE_EMBEDDING_PROCESS"] == "false"
+
+
+def test_workers_and_beat_keep_the_model_in_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LETHE_EMBEDDING_PROCESS", "true")
+    assert child_environment(get_runtime())["LETHE_EMBEDDING_PROCESS"] == "false"
