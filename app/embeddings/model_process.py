@@ -25,7 +25,7 @@ from multiprocessing.process import BaseProcess
 
 import numpy as np
 
-from app.embeddings.local import DIMENSIONS, display_name
+from app.embeddings.local import LocalMiniLMEmbedder
 from app.embeddings.provider import EmbeddingError
 
 log = logging.getLogger(__name__)
@@ -35,22 +35,14 @@ ANSWER_TIMEOUT = 120.0
 
 
 class ProcessEmbedder:
-    def __init__(
-        self,
-        *,
-        model_path: str | None = None,
-        batch_size: int = 64,
-        num_threads: int | None = None,
-        timeout: float = ANSWER_TIMEOUT,
-    ) -> None:
-        if batch_size < 1:
-            raise ValueError("batch_size must be >= 1")
-        self.model_path = model_path
-        self.batch_size = batch_size
-        self.num_threads = num_threads
+    """``model`` run in a child: an unloaded `LocalMiniLMEmbedder` (it loads on first use),
+    sent to the child as it is, so path, batch size and threads are checked in one place."""
+
+    def __init__(self, model: LocalMiniLMEmbedder, *, timeout: float = ANSWER_TIMEOUT) -> None:
+        self.model = model
         self.timeout = timeout
-        self.dimensions = DIMENSIONS
-        self.name = display_name(model_path)
+        self.dimensions = model.dimensions
+        self.name = model.name
         self._lock = threading.Lock()
         self._child: BaseProcess | None = None
         self._conn: Connection | None = None
@@ -67,7 +59,7 @@ class ProcessEmbedder:
         if not ok:
             raise EmbeddingError(str(payload))
         assert isinstance(payload, bytes)
-        vectors = np.frombuffer(payload, dtype=np.float32).reshape(len(batch), DIMENSIONS)
+        vectors = np.frombuffer(payload, dtype=np.float32).reshape(len(batch), self.dimensions)
         return vectors.tolist()
 
     def embed_one(self, text: str) -> list[float]:
@@ -110,7 +102,7 @@ class ProcessEmbedder:
         context = multiprocessing.get_context("spawn")
         ours, theirs = context.Pipe()
         child = context.Process(
-            target=_serve, args=(theirs, self.model_path, self.batch_size, self.num_threads),
+            target=_serve, args=(theirs, self.model),
             name="lethe-embedding", daemon=True)
         child.start()
         theirs.close()  # the child holds its end; ours sees EOF if it dies
@@ -127,15 +119,10 @@ class ProcessEmbedder:
         self._child = self._conn = None
 
 
-def _serve(conn: Connection, model_path: str | None, batch_size: int,
-           num_threads: int | None) -> None:
+def _serve(conn: Connection, model: LocalMiniLMEmbedder) -> None:
     # A terminal's Ctrl-C reaches the whole process group; the API decides when to stop, and
     # its exit closes the pipe, which ends this loop.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    from app.embeddings.local import LocalMiniLMEmbedder
-
-    model = LocalMiniLMEmbedder(model_path=model_path, batch_size=batch_size,
-                                num_threads=num_threads)
     while True:
         try:
             texts = conn.recv()

@@ -160,19 +160,14 @@ class SubjectSize:
         return self.memories > EXACT_UP_TO and self.memories >= WALK_MIN_SHARE * self.versions
 
 
-@dataclass
+@dataclass(frozen=True)
 class PendingSize:
-    """A subject's size sent to the database; awaited (once) by `result()`."""
-
     cursor: psycopg.Cursor[Any]
-    _size: SubjectSize | None = None
 
     def result(self) -> SubjectSize:
-        if self._size is None:
-            row = self.cursor.fetchone()
-            assert row is not None, "a count always answers"
-            self._size = SubjectSize(memories=int(row[0]), versions=float(row[1]))
-        return self._size
+        row = self.cursor.fetchone()
+        assert row is not None, "a count always answers"
+        return SubjectSize(memories=int(row[0]), versions=float(row[1]))
 
 
 def send_size(conn: psycopg.Connection[Any], *, subject: str,

@@ -69,27 +69,25 @@ def recall(
         with db.read_pipeline(tenant_id, settings=candidates.walk_settings()) as conn:
             return _finish(conn, request, early, vector)
     with db.read_pipeline(tenant_id, settings=candidates.scan_settings()) as conn:
-        return _finish(conn, request, _send_lexical(conn, tenant_id, request), embedding)
+        # The vector list waits for the size anyway, which comes after the other reads.
+        lexical = _send_lexical(conn, tenant_id, request).result()
+        return _finish(conn, request, lexical, embedding)
 
 
 def _finish(
-    conn: psycopg.Connection[Any], request: RecallRequest, lexical: Lexical | _PendingLexical,
+    conn: psycopg.Connection[Any], request: RecallRequest, lexical: Lexical,
     embedding: Sequence[float] | None,
 ) -> RecallResponse:
-    """Send the vector list, then await what is outstanding and load the results."""
+    """Send the vector list, await it and load the results."""
     vector = None
     if request.mode is not RecallMode.keyword:
         assert embedding is not None, "vector recall needs the query embedding"
-        size = lexical.size
-        if isinstance(size, candidates.PendingSize):
-            size = size.result()
         vector = candidates.send(
             conn, subject=request.subject, states=states_for(request),
-            n=candidate_count(request.limit), embedding=embedding, size=size)
-    read = lexical.result() if isinstance(lexical, _PendingLexical) else lexical
+            n=candidate_count(request.limit), embedding=embedding, size=lexical.size)
     found = candidates.Lists(vector=None if vector is None else vector.result().vector,
-                             keyword=read.keyword)
-    return results(conn, request=request, found=found, retracted=read.retractions)
+                             keyword=lexical.keyword)
+    return results(conn, request=request, found=found, retracted=lexical.retractions)
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ TEXTS = ["I live in Lisbon, near the river.", "My locker code at the ZX-400 gym 
 
 @pytest.fixture(scope="module")
 def in_child() -> Iterator[ProcessEmbedder]:
-    embedder = ProcessEmbedder(batch_size=16, num_threads=1)
+    embedder = ProcessEmbedder(LocalMiniLMEmbedder(batch_size=16, num_threads=1))
     yield embedder
     embedder.close()
 
@@ -54,7 +54,7 @@ def test_a_dead_child_is_replaced_and_the_call_still_answers(
 
 
 def test_a_child_that_does_not_answer_in_time_fails_that_call_only() -> None:
-    slow = ProcessEmbedder(batch_size=16, num_threads=1, timeout=0.001)
+    slow = ProcessEmbedder(LocalMiniLMEmbedder(batch_size=16, num_threads=1), timeout=0.001)
     try:
         # The first call waits for the model to load: far longer than the timeout.
         with pytest.raises(EmbeddingError, match="no answer"):
@@ -67,7 +67,7 @@ def test_a_child_that_does_not_answer_in_time_fails_that_call_only() -> None:
 
 
 def test_a_model_that_cannot_load_fails_each_call_with_the_reason() -> None:
-    broken = ProcessEmbedder(model_path="/nonexistent/model", batch_size=4, timeout=120)
+    broken = ProcessEmbedder(LocalMiniLMEmbedder(model_path="/nonexistent/model", batch_size=4))
     try:
         with pytest.raises(EmbeddingError):
             broken.embed_one(TEXTS[0])
