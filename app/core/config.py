@@ -42,6 +42,12 @@ class Settings(BaseSettings):
         "and kept in the data folder.",
     )
     db_pool_size: int = Field(10, ge=1, le=200, description="Connections per process.")
+    embedded_shared_buffers_mb: int | None = Field(
+        None, ge=16, le=1_048_576,
+        description="Shared buffers of the embedded PostgreSQL, in MB. Unset: a quarter of the "
+        "machine's memory, between 128 and 4,096. Applied when the server starts with no "
+        "other connections.",
+    )
     celery_broker_url: str | None = Field(
         None,
         validation_alias=AliasChoices("CELERY_BROKER_URL", "LETHE_CELERY_BROKER_URL"),

@@ -28,18 +28,29 @@ class EmbeddedServer:
     def url(self, database: str = DATABASE_NAME, user: str = "postgres", password: str = "") -> str:
         return f"postgresql+psycopg://{user}:{password}@/{database}?host={self.socket_dir}"
 
+    def conninfo(self) -> str:
+        """The server's own maintenance database, as its superuser."""
+        return f"dbname=postgres user=postgres host={self.socket_dir}"
+
+    @staticmethod
+    def system_user() -> str | None:
+        """Whom pgserver runs the server as: not root, which PostgreSQL refuses."""
+        return "pgserver" if os.geteuid() == 0 else None
+
     def stop(self) -> None:
         from pgserver._commands import pg_ctl  # type: ignore[attr-defined]
 
-        user = "pgserver" if os.geteuid() == 0 else None
         try:
-            pg_ctl(["-w", "-m", "fast", "stop"], pgdata=self.pgdata, user=user)
+            pg_ctl(["-w", "-m", "fast", "stop"], pgdata=self.pgdata, user=self.system_user())
         except Exception:  # already stopped; nothing to clean
             log.debug("embedded postgres already stopped", exc_info=True)
 
 
-def start(data_dir: Path) -> EmbeddedServer:
-    """Start (or attach to) the embedded server and make sure Lethe's database exists."""
+def start(data_dir: Path, *, shared_buffers_mb: int | None = None) -> EmbeddedServer:
+    """Start (or attach to) the embedded server and make sure Lethe's database exists.
+
+    Its shared buffers are sized for the machine (`default_shared_buffers_mb`) unless
+    ``shared_buffers_mb`` is given."""
     os.environ.setdefault("XDG_RUNTIME_DIR", str(_runtime_dir()))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -49,11 +60,54 @@ def start(data_dir: Path) -> EmbeddedServer:
     # cleanup_mode=None: the server outlives this handle; `lethe serve` stops it explicitly so
     # a worker attaching to it never takes it down with it.
     server = pgserver.get_server(data_dir.resolve() / "pgdata", cleanup_mode=None)
+    # pgserver keeps one handle per folder in a process and hands it back as it was: after a
+    # `stop` in this process the server must be started again.
+    server.ensure_postgres_running()
     uri = server.get_uri()
     socket_dir = uri.split("host=", 1)[1].split("&", 1)[0]
     embedded = EmbeddedServer(pgdata=data_dir.resolve() / "pgdata", socket_dir=socket_dir)
     _ensure_database(embedded)
+    _size_buffers(embedded, shared_buffers_mb or default_shared_buffers_mb())
     return embedded
+
+
+def default_shared_buffers_mb() -> int:
+    """A quarter of the machine's memory (PostgreSQL's usual advice), 128 MB to 4 GB.
+
+    initdb's 128 MB holds a fraction of what recall touches: 100,000 memories take ≈ 600 MB
+    (versions with their inline vectors, the HNSW and GIN indexes), and at 128 MB the pages one
+    recall of a large subject reads evicted the next one's, which then came back from the
+    operating system's cache at several times the cost (docs/benchmarks.md)."""
+    total_mb = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2**20
+    return max(128, min(4096, total_mb // 4))
+
+
+def _size_buffers(server: EmbeddedServer, wanted_mb: int) -> None:
+    """Set shared_buffers, which takes a restart: done only while nobody else is connected
+    (the first start of a data folder, or a start after a stop), so no other process of
+    Lethe loses its connections; otherwise the setting waits for the next start."""
+    with psycopg.connect(server.conninfo(), autocommit=True) as conn:
+        row = conn.execute(
+            "SELECT setting::bigint * current_setting('block_size')::bigint / 1048576,"
+            " (SELECT count(*) FROM pg_stat_activity"
+            "  WHERE backend_type = 'client backend' AND pid <> pg_backend_pid())"
+            " FROM pg_settings WHERE name = 'shared_buffers'"
+        ).fetchone()
+        assert row is not None
+        current_mb, others = row
+        if current_mb == wanted_mb:
+            return
+        conn.execute(sql.SQL("ALTER SYSTEM SET shared_buffers = {}").format(
+            sql.Literal(f"{wanted_mb}MB")))
+    if others:
+        log.warning("embedded postgres: shared_buffers %s MB applies at its next start "
+                    "(%s other connections now)", wanted_mb, others)
+        return
+    from pgserver._commands import pg_ctl  # type: ignore[attr-defined]
+
+    log.info("embedded postgres: restarting with shared_buffers %s MB", wanted_mb)
+    pg_ctl(["-w", "-m", "fast", "-l", str(server.pgdata / "log"), "restart"],
+           pgdata=server.pgdata, user=server.system_user())
 
 
 def _runtime_dir() -> Path:
@@ -63,8 +117,7 @@ def _runtime_dir() -> Path:
 
 
 def _ensure_database(server: EmbeddedServer) -> None:
-    conninfo = f"dbname=postgres user=postgres host={server.socket_dir}"
-    with psycopg.connect(conninfo, autocommit=True) as conn:
+    with psycopg.connect(server.conninfo(), autocommit=True) as conn:
         exists = conn.execute(
             "SELECT 1 FROM pg_database WHERE datname = %s", (DATABASE_NAME,)
         ).fetchone()

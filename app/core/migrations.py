@@ -18,7 +18,7 @@ log = logging.getLogger(__name__)
 
 ROOT = Path(__file__).resolve().parents[2]
 MIGRATION_LOCK = 0x4C45_5448  # arbitrary constant: one migrator at a time per database
-KEYWORD_MATCHES = "public.lethe_keyword_matches(text, text[], tsquery[])"
+KEYWORD_MATCHES = "public.lethe_keyword_matches(text, text[], tsquery[], integer)"
 
 
 def alembic_config() -> Config:
@@ -94,6 +94,7 @@ def grant_app_role(conn: Connection, role: str) -> None:
         conn.exec_driver_sql(f"REVOKE UPDATE, TRUNCATE ON audit_event FROM {ident}")
     found = conn.execute(text("SELECT to_regprocedure(:f)"), {"f": KEYWORD_MATCHES}).scalar()
     if found is not None:
-        # Runs with the owner's rights (migration 0010): PUBLIC may not, the application may.
+        # Runs with the owner's rights (migrations 0010, 0011): PUBLIC may not, the
+        # application may.
         conn.exec_driver_sql(f"GRANT EXECUTE ON FUNCTION {KEYWORD_MATCHES} TO {ident}")
     check_app_role(conn, role)

@@ -36,7 +36,9 @@ class Runtime:
 
 
 def resolve(settings: Settings) -> Runtime:
-    server = embedded.start(settings.data_dir) if settings.embedded else None
+    server = (embedded.start(settings.data_dir,
+                             shared_buffers_mb=settings.embedded_shared_buffers_mb)
+              if settings.embedded else None)
     owner_url = server.url() if server else _with_driver(settings.database_url or "")
     stored = _load_or_create_secrets(settings.data_dir) if _needs_secrets(settings) else {}
     app_password = settings.app_db_password or stored.get("app_db_password", "")

@@ -64,8 +64,11 @@ _EXACT_VECTOR_SQL = f"""
 # Keyword relevance = the IDF-weighted share of the query's terms a memory contains, with IDF
 # over the subject's live memories (PostgreSQL's ts_rank has none, so "work" would weigh as much
 # as "ZX-400"). Terms absent from the subject count fully in the denominator, so a paraphrase
-# that shares one common word with a memory scores low and stays out, and so does a term many
-# of the subject's memories contain: keyword evidence joins the fusion only when it is real.
+# that shares one word with a memory scores low and stays out. A term in more than
+# `KEYWORD_MAX_DF_SHARE` of the subject's memories ("live") says nothing about which of them is
+# meant: it is a stop word here, neither testifying nor weighing against the others, and its
+# matches are read only far enough to know it is that common (`lethe_keyword_matches` stops
+# at `most + 1`; migration 0011). Keyword evidence joins the fusion only when it is real.
 # Query lexemes are stemmed already, so they are matched with the 'simple' configuration.
 _KEYWORD_SQL = """
     WITH terms AS (
@@ -73,31 +76,31 @@ _KEYWORD_SQL = """
         FROM unnest(tsvector_to_array(to_tsvector('english', %(query)s))) AS lexeme
     ),
     total AS (
-        SELECT count(*) AS n FROM memory m
+        SELECT count(*) AS n, greatest(2, ceil(count(*) * %(max_df_share)s))::int AS most
+        FROM memory m
         WHERE m.subject = %(subject)s AND m.state = ANY(%(states)s)
     ),
-    -- The (term, memory) pairs come from `lethe_keyword_matches` (migration 0010), which runs
-    -- with its owner's rights and applies the tenant itself. When the owner bypasses row-level
-    -- security the planner may answer a rare term from the GIN index on `search`; under the
-    -- policy it may not (`@@` is not leakproof), so with an owner bound by it rows are tested
-    -- one by one, as before. Materialized: read twice below, run once.
+    -- The (term, memory) pairs come from `lethe_keyword_matches` (migrations 0010, 0011),
+    -- which runs with its owner's rights and applies the tenant itself. When the owner
+    -- bypasses row-level security the planner may answer a rare term from the GIN index on
+    -- `search`; under the policy it may not (`@@` is not leakproof), so with an owner bound
+    -- by it rows are tested one by one. Materialized: read twice below, run once.
     matches AS MATERIALIZED (
         SELECT k.term, k.memory_id AS id
-        FROM lethe_keyword_matches(%(subject)s, %(states)s, ARRAY(SELECT term FROM terms)) k
+        FROM lethe_keyword_matches(%(subject)s, %(states)s, ARRAY(SELECT term FROM terms),
+                                   (SELECT most + 1 FROM total)) k
     ),
     weights AS (
-        SELECT t.term, count(matches.id) AS df,
+        SELECT t.term,
                ln(1 + (total.n - count(matches.id) + 0.5) / (count(matches.id) + 0.5)) AS idf
         FROM terms t CROSS JOIN total LEFT JOIN matches ON matches.term = t.term
-        GROUP BY t.term, total.n
+        GROUP BY t.term, total.n, total.most
+        HAVING count(matches.id) <= total.most
     ),
     scored AS (
         SELECT matches.id,
                sum(weights.idf) / (SELECT sum(idf) FROM weights) AS coverage
         FROM matches JOIN weights USING (term)
-        -- Only specific terms testify: one found in many of the subject's memories ("live")
-        -- says nothing about which of them is meant.
-        WHERE weights.df <= greatest(2, ceil((SELECT n FROM total) * %(max_df_share)s))
         GROUP BY matches.id
     )
     SELECT id, coverage FROM scored
