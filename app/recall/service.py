@@ -1,7 +1,8 @@
 """Hybrid recall: vector and full-text candidates fused by reciprocal rank.
 
-The keyword list and the subject's retractions are read while the query is still being
-embedded; the vector list once the vector is there, then the result load, which re-checks
+The keyword list, the subject's retractions and, for a small subject, its vectors are read
+while the query is still being embedded; the vector list once the vector is there (ranked
+here for a small subject, by the database otherwise), then the result load, which re-checks
 each result's state (under READ COMMITTED every statement sees the latest commits, so two
 transactions see no less current a view than one).
 """
@@ -64,13 +65,15 @@ def recall(
     """
     if isinstance(embedding, Future):
         with db.read_pipeline(tenant_id, settings=candidates.scan_settings()) as conn:
-            early = _send_lexical(conn, tenant_id, request).result()
+            early = _read_lexical(conn, tenant_id, request)
         vector = embedding.result()
-        with db.read_pipeline(tenant_id, settings=candidates.walk_settings()) as conn:
+        walking = early.vectors is None and request.mode is not RecallMode.keyword
+        with db.read_pipeline(
+                tenant_id, settings=candidates.walk_settings() if walking else None) as conn:
             return _finish(conn, request, early, vector)
     with db.read_pipeline(tenant_id, settings=candidates.scan_settings()) as conn:
         # The vector list waits for the size anyway, which comes after the other reads.
-        lexical = _send_lexical(conn, tenant_id, request).result()
+        lexical = _read_lexical(conn, tenant_id, request)
         return _finish(conn, request, lexical, embedding)
 
 
@@ -78,15 +81,17 @@ def _finish(
     conn: psycopg.Connection[Any], request: RecallRequest, lexical: Lexical,
     embedding: Sequence[float] | None,
 ) -> RecallResponse:
-    """Send the vector list, await it and load the results."""
+    """Rank the subject's vectors read beforehand, or send the vector list and await it; then
+    load the results."""
     vector = None
     if request.mode is not RecallMode.keyword:
         assert embedding is not None, "vector recall needs the query embedding"
-        vector = candidates.send(
-            conn, subject=request.subject, states=states_for(request),
-            n=candidate_count(request.limit), embedding=embedding, size=lexical.size)
-    found = candidates.Lists(vector=None if vector is None else vector.result().vector,
-                             keyword=lexical.keyword)
+        n = candidate_count(request.limit)
+        vector = (lexical.vectors.nearest(embedding, n) if lexical.vectors is not None
+                  else candidates.send(conn, subject=request.subject, states=states_for(request),
+                                       n=n, embedding=embedding, size=lexical.size
+                                       ).result().vector)
+    found = candidates.Lists(vector=vector, keyword=lexical.keyword)
     return results(conn, request=request, found=found, retracted=lexical.retractions)
 
 
@@ -97,6 +102,7 @@ class Lexical:
     keyword: list[tuple[uuid.UUID, float]] | None  # None: not asked (vector mode)
     retractions: list[RetractionPublic]
     size: candidates.SubjectSize | None  # None: no vector list (keyword mode)
+    vectors: candidates.SubjectVectors | None  # a small subject's, to rank here; else None
 
 
 @dataclass(frozen=True)
@@ -105,7 +111,9 @@ class _PendingLexical:
     retracted: psycopg.Cursor[Any]
     size: candidates.PendingSize | None
 
-    def result(self) -> Lexical:
+    def result(self, size: candidates.SubjectSize | None,
+               vectors: candidates.SubjectVectors | None) -> Lexical:
+        """The answers, given the size (awaited first, by `_read_lexical`) and the vectors."""
         return Lexical(
             keyword=None if self.keyword is None else self.keyword.result().keyword,
             retractions=[
@@ -113,7 +121,20 @@ class _PendingLexical:
                                  memory_count=row["memory_count"])
                 for row in self.retracted.fetchall()
             ],
-            size=None if self.size is None else self.size.result())
+            size=size, vectors=vectors)
+
+
+def _read_lexical(
+    conn: psycopg.Connection[Any], tenant_id: uuid.UUID, request: RecallRequest
+) -> Lexical:
+    """The keyword list, the retractions, the subject's size and, if the size allows, its
+    vectors (asked for once the size is known: a second round trip, while the query embeds)."""
+    pending = _send_lexical(conn, tenant_id, request)
+    size = None if pending.size is None else pending.size.result()
+    vectors = (candidates.send_vectors(conn, subject=request.subject,
+                                       states=states_for(request)).result()
+               if size is not None and size.ranks_in_process() else None)
+    return pending.result(size, vectors)
 
 
 def _send_lexical(

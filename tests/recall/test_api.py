@@ -164,12 +164,13 @@ def test_recall_refuses_a_missing_or_unknown_key(client: Any, tenant: dict[str, 
         assert "results" not in response.json()
 
 
+@pytest.mark.parametrize("ranked_here", [True, False], ids=["small subject", "large subject"])
 def test_the_keyword_list_is_read_while_the_query_embeds_and_no_connection_waits_for_it(
-    client: Any, tenant: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+    client: Any, tenant: dict[str, Any], monkeypatch: pytest.MonkeyPatch, ranked_here: bool
 ) -> None:
-    """Given a query still being embedded, recall reads the keyword list first, in a
-    transaction that has ended, its connection back in the pool, when the vector is awaited;
-    the vector list comes after."""
+    """Given a query still being embedded, recall reads the keyword list first (and a small
+    subject's vectors), in a transaction that has ended, its connection back in the pool,
+    when the vector is awaited; the database's vector list, if any, comes after."""
     from concurrent.futures import Future
 
     from app.embeddings.runtime import embedder
@@ -179,11 +180,15 @@ def test_the_keyword_list_is_read_while_the_query_embeds_and_no_connection_waits
     locker = _remember(client, tenant["app"], "My locker code at the ZX-400 gym is 4471.")
     request = RecallRequest(subject="user:1", query="ZX-400 gym locker code")
     events: list[str] = []
-    send = candidates.send
+    send, send_vectors = candidates.send, candidates.send_vectors
 
     def watched_send(conn: Any, **ask: Any) -> Any:
         events.append("vector" if ask.get("embedding") is not None else "keyword")
         return send(conn, **ask)
+
+    def watched_send_vectors(conn: Any, **ask: Any) -> Any:
+        events.append("subject's vectors")
+        return send_vectors(conn, **ask)
 
     class WatchedFuture(Future[list[float]]):
         def result(self, timeout: float | None = None) -> list[float]:
@@ -192,8 +197,44 @@ def test_the_keyword_list_is_read_while_the_query_embeds_and_no_connection_waits
             return super().result(timeout)
 
     monkeypatch.setattr(candidates, "send", watched_send)
+    monkeypatch.setattr(candidates, "send_vectors", watched_send_vectors)
+    if not ranked_here:
+        monkeypatch.setattr(candidates, "RANK_IN_PROCESS_UP_TO", 0)
     pending = WatchedFuture()
     pending.set_result(embedder().embed_one(request.query))
     answer = service.recall(uuid.UUID(tenant["id"]), request, pending)
-    assert events == ["keyword", "await vector, 0 connections out", "vector"]
+    assert events == (
+        ["keyword", "subject's vectors", "await vector, 0 connections out"] if ranked_here
+        else ["keyword", "await vector, 0 connections out", "vector"])
     assert [str(result.memory.id) for result in answer.results][:1] == [locker["id"]]
+
+
+def test_a_memory_forgotten_while_the_query_embeds_is_not_returned(
+    client: Any, tenant: dict[str, Any]
+) -> None:
+    """The subject's vectors were read before the forget; the result load after it still
+    drops the memory."""
+    from concurrent.futures import Future
+
+    from app.embeddings.runtime import embedder
+    from app.forgetting.forget import forget_one
+    from app.recall import service
+    from app.recall.schemas import RecallRequest
+
+    gone = _remember(client, tenant["app"], "My locker code at the ZX-400 gym is 4471.")
+    kept = _remember(client, tenant["app"], "I renewed the ZX-400 gym membership in May.")
+    tenant_id = uuid.UUID(tenant["id"])
+    request = RecallRequest(subject="user:1", query="ZX-400 gym locker code")
+
+    class ForgettingFuture(Future[list[float]]):
+        def result(self, timeout: float | None = None) -> list[float]:
+            with db.session_scope(tenant_id) as session:
+                row = session.get(Memory, uuid.UUID(gone["id"]))
+                assert row is not None
+                forget_one(session, row, reason="test", actor="system:test")
+            return super().result(timeout)
+
+    pending = ForgettingFuture()
+    pending.set_result(embedder().embed_one(request.query))
+    ids = [str(result.memory.id) for result in service.recall(tenant_id, request, pending).results]
+    assert gone["id"] not in ids and kept["id"] in ids

@@ -209,3 +209,41 @@ def test_the_keyword_list_is_planned_for_its_own_subject(seeded: uuid.UUID) -> N
     with db.read_pipeline(seeded, settings=candidates.scan_settings()) as conn:
         row = conn.execute("SELECT current_setting('plan_cache_mode')").fetchone()
     assert row == ("force_custom_plan",)
+
+
+def test_a_small_subject_is_ranked_here_as_the_database_sorts_it(seeded: uuid.UUID) -> None:
+    """Recall ranks a small subject's vectors, read while its query embeds, in the API
+    process (`SubjectVectors.nearest`): the same list as the exact statement's."""
+    with db.read_pipeline(seeded) as conn:
+        vectors = candidates.send_vectors(conn, subject="user:small",
+                                          states=["active"]).result()
+        assert len(vectors.ids) == SMALL
+        for query in QUERIES:
+            ask = _ask("user:small", query)
+            here = vectors.nearest(ask["embedding"], ask["n"])
+            exact = candidates.send(conn, **ask, exact=True).result().vector
+            assert exact is not None
+            assert [memory_id for memory_id, _ in here] == [memory_id for memory_id, _ in exact]
+            assert [distance for _, distance in here] == pytest.approx(
+                [distance for _, distance in exact], abs=1e-6)
+
+
+def test_ranking_here_breaks_ties_by_id_and_puts_a_zero_vector_last() -> None:
+    """As PostgreSQL orders `distance, id`, with NaN (pgvector's cosine distance of a zero
+    vector) after every number."""
+    import numpy as np
+
+    ids = sorted(uuid.uuid4() for _ in range(4))
+    vectors = candidates.SubjectVectors(
+        ids=[ids[3], ids[2], ids[1], ids[0]],
+        matrix=np.array([[0.0, 0.0], [0.0, 1.0], [2.0, 0.0], [1.0, 0.0]]))
+    assert [memory_id for memory_id, _ in vectors.nearest([1.0, 0.0], 4)] == [
+        ids[0], ids[1], ids[2], ids[3]]
+    assert vectors.nearest([1.0, 0.0], 2) == [(ids[0], 0.0), (ids[1], 0.0)]
+    assert candidates.SubjectVectors(ids=[], matrix=np.zeros((0, 0))).nearest([1.0], 3) == []
+
+
+def test_only_a_subject_up_to_the_limit_is_ranked_here() -> None:
+    limit = candidates.RANK_IN_PROCESS_UP_TO
+    assert candidates.SubjectSize(memories=limit, versions=1e6).ranks_in_process()
+    assert not candidates.SubjectSize(memories=limit + 1, versions=1e6).ranks_in_process()
