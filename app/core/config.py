@@ -45,8 +45,8 @@ class Settings(BaseSettings):
     embedded_shared_buffers_mb: int | None = Field(
         None, ge=16, le=1_048_576,
         description="Shared buffers of the embedded PostgreSQL, in MB. Unset: a quarter of the "
-        "machine's memory, between 128 and 4,096. Applied when the server starts with no "
-        "other connections.",
+        "machine's memory (or the container's limit), between 128 and 4,096. Applied when the "
+        "server starts with no other connections.",
     )
     celery_broker_url: str | None = Field(
         None,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import os
+import subprocess
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -78,8 +79,26 @@ def default_shared_buffers_mb() -> int:
     (versions with their inline vectors, the HNSW and GIN indexes), and at 128 MB the pages one
     recall of a large subject reads evicted the next one's, which then came back from the
     operating system's cache at several times the cost (docs/benchmarks.md)."""
-    total_mb = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2**20
-    return max(128, min(4096, total_mb // 4))
+    return max(128, min(4096, machine_memory_mb() // 4))
+
+
+# Where a container's memory limit is read (cgroup v2, then v1): in a container the machine's
+# memory is the host's, and buffers sized for the host would be killed at the limit.
+CGROUP_LIMITS = (Path("/sys/fs/cgroup/memory.max"),
+                 Path("/sys/fs/cgroup/memory/memory.limit_in_bytes"))
+
+
+def machine_memory_mb() -> int:
+    """Physical memory, or the container's limit if lower."""
+    total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    for path in CGROUP_LIMITS:
+        try:
+            limit = path.read_text().strip()
+        except OSError:
+            continue
+        if limit.isdigit():  # "max" (no limit) is not
+            total = min(total, int(limit))
+    return total // 2**20
 
 
 def _size_buffers(server: EmbeddedServer, wanted_mb: int) -> None:
@@ -106,8 +125,20 @@ def _size_buffers(server: EmbeddedServer, wanted_mb: int) -> None:
     from pgserver._commands import pg_ctl  # type: ignore[attr-defined]
 
     log.info("embedded postgres: restarting with shared_buffers %s MB", wanted_mb)
-    pg_ctl(["-w", "-m", "fast", "-l", str(server.pgdata / "log"), "restart"],
-           pgdata=server.pgdata, user=server.system_user())
+    try:
+        pg_ctl(["-w", "-m", "fast", "-l", str(server.pgdata / "log"), "restart"],
+               pgdata=server.pgdata, user=server.system_user())
+    except subprocess.CalledProcessError:
+        # The machine would not give that much shared memory: start as before rather than
+        # not at all (the server is stopped now, so the setting is taken out of its file).
+        log.exception("embedded postgres: could not start with shared_buffers %s MB; "
+                      "starting with its previous setting", wanted_mb)
+        auto = server.pgdata / "postgresql.auto.conf"
+        auto.write_text("".join(line for line in auto.read_text().splitlines(keepends=True)
+                                if not line.startswith("shared_buffers")))
+        pg_ctl(["-w", "-o", '-h ""', "-o", f"-k {server.socket_dir}",
+                "-l", str(server.pgdata / "log"), "start"],
+               pgdata=server.pgdata, user=server.system_user())
 
 
 def _runtime_dir() -> Path:
