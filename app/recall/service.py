@@ -57,11 +57,12 @@ def recall(
     trip).
 
     Given a query still being embedded (a future), what needs no vector (the keyword list,
-    the retractions, the subject's size) is read meanwhile in a transaction of its own,
-    which ends before the vector is awaited: no transaction waits on the model. The vector
-    list and the result load follow in a second, whose statements are planned once per
-    connection where a walk is not due (the size decided that already). Otherwise all of it
-    is one transaction, every statement planned for its subject.
+    the retractions, the subject's size and, for a small subject, its vectors) is read
+    meanwhile in a transaction of its own, which ends before the vector is awaited: no
+    transaction waits on the model. A small subject's vectors are then ranked here; a larger
+    subject's vector list goes out in a second transaction, with the result load (planned
+    once per connection where a walk is not due: the size decided that already). Otherwise
+    all of it is one transaction, every statement planned for its subject.
     """
     if isinstance(embedding, Future):
         with db.read_pipeline(tenant_id, settings=candidates.scan_settings()) as conn:
