@@ -268,7 +268,8 @@ _EXACT_SQL = (
 
 def _vector_list_recall(owner: str, tenant_id: uuid.UUID, asks: list[tuple[str, str]],
                         vectors: dict[str, list[float]]) -> float:
-    """Recall@10 of the nearest-neighbour list recall reads (its SQL, settings and plan)."""
+    """Recall@10 of the nearest-neighbour list recall uses: ranked in-process from the
+    subject's vectors for a small subject, else its SQL, settings and plan."""
     from app.core import db
     from app.recall import candidates
 
@@ -276,8 +277,12 @@ def _vector_list_recall(owner: str, tenant_id: uuid.UUID, asks: list[tuple[str, 
     with psycopg.connect(owner, autocommit=True) as exact:
         for subject, query in asks:
             with db.read_pipeline(tenant_id, settings=candidates.scan_settings()) as conn:
-                found = candidates.send(conn, subject=subject, states=["active"], n=10,
-                                        embedding=vectors[query]).result().vector
+                size = candidates.send_size(conn, subject=subject, states=["active"]).result()
+                found = (candidates.send_vectors(conn, subject=subject, states=["active"])
+                         .result().nearest(vectors[query], 10) if size.ranks_in_process()
+                         else candidates.send(conn, subject=subject, states=["active"], n=10,
+                                              embedding=vectors[query], size=size
+                                              ).result().vector)
             assert found is not None
             want = {r[0] for r in exact.execute(
                 _EXACT_SQL, (tenant_id, subject, vector_literal(vectors[query])))}
