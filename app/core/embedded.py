@@ -10,6 +10,7 @@ import logging
 import os
 import subprocess
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -68,7 +69,8 @@ def start(data_dir: Path, *, shared_buffers_mb: int | None = None) -> EmbeddedSe
     socket_dir = uri.split("host=", 1)[1].split("&", 1)[0]
     embedded = EmbeddedServer(pgdata=data_dir.resolve() / "pgdata", socket_dir=socket_dir)
     _ensure_database(embedded)
-    _size_buffers(embedded, shared_buffers_mb or default_shared_buffers_mb())
+    _size_buffers(embedded, shared_buffers_mb or default_shared_buffers_mb(),
+                  start_again=server.ensure_postgres_running)
     return embedded
 
 
@@ -101,10 +103,12 @@ def machine_memory_mb() -> int:
     return total // 2**20
 
 
-def _size_buffers(server: EmbeddedServer, wanted_mb: int) -> None:
+def _size_buffers(server: EmbeddedServer, wanted_mb: int,
+                  start_again: Callable[[], None]) -> None:
     """Set shared_buffers, which takes a restart: done only while nobody else is connected
     (the first start of a data folder, or a start after a stop), so no other process of
-    Lethe loses its connections; otherwise the setting waits for the next start."""
+    Lethe loses its connections; otherwise the setting waits for the next start.
+    ``start_again`` starts the stopped server as `start` does (pgserver's own options)."""
     with psycopg.connect(server.conninfo(), autocommit=True) as conn:
         row = conn.execute(
             "SELECT setting::bigint * current_setting('block_size')::bigint / 1048576,"
@@ -122,23 +126,19 @@ def _size_buffers(server: EmbeddedServer, wanted_mb: int) -> None:
         log.warning("embedded postgres: shared_buffers %s MB applies at its next start "
                     "(%s other connections now)", wanted_mb, others)
         return
-    from pgserver._commands import pg_ctl  # type: ignore[attr-defined]
-
     log.info("embedded postgres: restarting with shared_buffers %s MB", wanted_mb)
+    server.stop()
     try:
-        pg_ctl(["-w", "-m", "fast", "-l", str(server.pgdata / "log"), "restart"],
-               pgdata=server.pgdata, user=server.system_user())
+        start_again()
     except subprocess.CalledProcessError:
         # The machine would not give that much shared memory: start as before rather than
-        # not at all (the server is stopped now, so the setting is taken out of its file).
+        # not at all (the server is stopped, so the setting is taken out of its file).
         log.exception("embedded postgres: could not start with shared_buffers %s MB; "
                       "starting with its previous setting", wanted_mb)
         auto = server.pgdata / "postgresql.auto.conf"
         auto.write_text("".join(line for line in auto.read_text().splitlines(keepends=True)
                                 if not line.startswith("shared_buffers")))
-        pg_ctl(["-w", "-o", '-h ""', "-o", f"-k {server.socket_dir}",
-                "-l", str(server.pgdata / "log"), "start"],
-               pgdata=server.pgdata, user=server.system_user())
+        start_again()
 
 
 def _runtime_dir() -> Path:
