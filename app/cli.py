@@ -24,6 +24,8 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument("--port", type=int, default=8000)
     serve.add_argument("--worker-concurrency", type=int, default=2)
     sub.add_parser("migrate", help="create roles and run migrations to head")
+    sub.add_parser("vector-lists", help="build the IVFFlat index large subjects' recall walks, "
+                   "if the table's size calls for it (beat checks hourly)")
     worker = sub.add_parser("worker", help="run a Celery worker")
     worker.add_argument("--concurrency", type=int, default=2)
     sub.add_parser("beat", help="run Celery beat (one per installation)")
@@ -39,6 +41,8 @@ def main(argv: list[str] | None = None) -> int:
     runtime = get_runtime()
     if args.command == "migrate":
         return migrate(runtime)
+    if args.command == "vector-lists":
+        return vector_lists()
     if args.command == "serve":
         return serve_all(runtime, args.host, args.port, args.worker_concurrency)
     environment = child_environment(runtime)
@@ -60,6 +64,27 @@ def migrate(runtime: Runtime) -> int:
     print("lethe: migrating database…", flush=True)
     migrations.upgrade(runtime, manage_role=get_settings().app_database_url is None)
     print(f"lethe: schema at {migrations.head_revision()}", flush=True)
+    return 0
+
+
+def vector_lists() -> int:
+    from app.core import db
+    from app.recall import vector_lists
+
+    print("lethe: checking the vector lists index (a build takes seconds per 100,000 "
+          "versions)…", flush=True)
+    with db.owner_engine().connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+        driver = db.driver_connection(conn)
+        built = vector_lists.ensure(driver)
+        lists = vector_lists.current_lists(driver)
+    if built is not None:
+        print(f"lethe: built with {built.lists} lists over {built.versions:,} versions"
+              f" (replacing: {built.replaced or 'none'})", flush=True)
+    elif lists is None:
+        print(f"lethe: no index: fewer than {vector_lists.min_versions():,} versions, or "
+              "another process is building it", flush=True)
+    else:
+        print(f"lethe: the index has {lists} lists, which suits the table", flush=True)
     return 0
 
 

@@ -19,6 +19,7 @@ TASK_MODULES = [
     "app.dependencies.tasks",
     "app.maintenance.tasks",
     "app.forgetting.tasks",
+    "app.recall.tasks",
 ]
 
 celery_app = Celery("lethe", include=TASK_MODULES)
@@ -55,6 +56,8 @@ def _configure(sender: Celery, **_: Any) -> None:
                             "schedule": settings.consolidate_interval_seconds},
             "retention": {"task": "forgetting.retention",
                           "schedule": settings.retention_interval_seconds},
+            "vector-lists": {"task": "recall.vector_lists",
+                             "schedule": settings.vector_lists_interval_seconds},
             # Re-sends ingestions whose message was lost (a failed send after commit).
             "requeue-stale-ingestions": {"task": "ingestion.requeue_stale", "schedule": 300.0},
         },

@@ -84,6 +84,11 @@ class Settings(BaseSettings):
         description="How often beat quarantines memories deprecated past the tenant's window "
         "and forgets those quarantined past theirs (windows are days, so daily suffices).",
     )
+    vector_lists_interval_seconds: float = Field(
+        3600.0, gt=0,
+        description="How often beat checks that the IVFFlat index large subjects' recall "
+        "walks exists and suits the table's size, and builds it again if not.",
+    )
     maintenance_batch_size: int = Field(
         1000, ge=1, le=100_000,
         description="Memories a ladder job (decay, retention) moves per transaction, so a "

@@ -7,6 +7,7 @@ vector list is exact, except recall's for a subject too large to sort in time (`
 
 from __future__ import annotations
 
+import math
 import uuid
 from collections.abc import Sequence
 from concurrent.futures import Future
@@ -18,6 +19,7 @@ import psycopg
 from sqlmodel import Session
 
 from app.core import db
+from app.memories.models import EMBEDDING_DIMENSIONS
 
 # A recall asks for one list or both; in pipeline mode both statements travel together (one
 # round trip) and each is planned on its own (cheaper than one statement holding both).
@@ -35,8 +37,9 @@ _SUBJECT_VECTORS = f"SELECT m.id, {_DISTANCE} AS distance {_SUBJECT_ROWS}"
 # The same rows' vectors themselves, in pgvector's binary form (`SubjectVectors`).
 _VECTORS_SQL = f"SELECT m.id, vector_send(v.embedding) {_SUBJECT_ROWS}"
 
-# Recall's list for a subject too large to sort in time (`SubjectSize.walks`): a walk of the
-# HNSW index (docs/decisions.md, "Large subjects walk the HNSW index"). Iterative index scans
+# Recall's list for a subject too large to sort in time (`SubjectSize.walks`) while there is
+# no lists index (below): a walk of the HNSW index (docs/decisions.md, "Large subjects walk an
+# index"). Iterative index scans
 # keep the walk going while the subject filter drops what it finds, so `n` rows come back;
 # relaxed_order is re-sorted here. Always sent unprepared, so it is planned for its own
 # subject: a generic plan is made for a subject of average size, and for one that size the
@@ -49,9 +52,37 @@ _WALK_VECTOR_SQL = f"""
     ORDER BY distance, id
 """
 
-# How many live memories the subject has, beside how many versions the index holds.
-_SIZE_SQL = """
-    SELECT count(*), (SELECT reltuples FROM pg_class WHERE oid = 'memory_version'::regclass)
+# A large subject's list where the IVFFlat index exists (app/recall/vector_lists.py): the
+# same walk over the index of half-precision vectors, which probes the `ivfflat.probes` lists
+# whose centroids are nearest the query, then more while the subject filter drops rows. It
+# reads whole lists, so it does not lose its way between clusters of similar memories as a
+# walk of the HNSW graph can (docs/decisions.md, "The walk is of an IVFFlat index").
+HALF_VECTOR = f"halfvec({EMBEDDING_DIMENSIONS})"
+_LISTS_WALK_SQL = f"""
+    SELECT id, distance FROM ({_SUBJECT_VECTORS}
+        ORDER BY v.embedding::{HALF_VECTOR} <=> CAST(%(embedding)s AS {HALF_VECTOR})
+        LIMIT %(n)s
+    ) walked
+    ORDER BY distance, id
+"""
+
+# The lists of the valid IVFFlat index on the versions, found by access method, not name:
+# while one replaces another, either serves. None while there is none.
+LISTS_SQL = """
+    SELECT max(o.option_value::int)
+    FROM pg_index i
+    JOIN pg_class c ON c.oid = i.indexrelid
+    JOIN pg_am a ON a.oid = c.relam
+    CROSS JOIN LATERAL pg_options_to_table(c.reloptions) o
+    WHERE i.indrelid = 'memory_version'::regclass AND i.indisvalid AND i.indisready
+      AND a.amname = 'ivfflat' AND o.option_name = 'lists'
+"""
+
+# How many live memories the subject has, beside how many versions the index holds and the
+# lists index's lists.
+_SIZE_SQL = f"""
+    SELECT count(*), (SELECT reltuples FROM pg_class WHERE oid = 'memory_version'::regclass),
+           ({LISTS_SQL})
     FROM memory m
     WHERE m.subject = %(subject)s AND m.state = ANY(%(states)s)
 """
@@ -138,10 +169,28 @@ WALK_MIN_SHARE = 0.01
 EF_SEARCH = 1000
 
 
+# How many of the subject's vectors a walk of the lists index reads, whatever the subject's
+# share of the index: it probes the lists whose centroids are nearest the query, as many as
+# hold about this many of them (at least pgvector's advice, the square root of the lists).
+# On the benchmark, reading ≈ 8,000 found the exact top ten for every query of a subject of
+# 50,000 (16 lists of 100) and 0.99 of them for one of 20,000 (40 lists) (docs/benchmarks.md).
+WALK_READS = 8_000
+# A version read by a lists walk costs about a third of a row of the exact sort (a
+# half-precision distance in an index page, against a join to the version's heap row).
+LISTS_ROW_COST = 1 / 3
+
+
+def probes(lists: int, memories: int) -> int:
+    """Lists a walk of the lists index probes for a subject of ``memories``."""
+    wanted = max(math.ceil(math.sqrt(lists)), math.ceil(WALK_READS * lists / max(1, memories)))
+    return min(lists, wanted)
+
+
 def walk_settings() -> dict[str, str]:
-    """Transaction settings for a walk: HNSW scans go on past rows the subject filter drops,
-    and each is as wide as `EF_SEARCH`."""
-    return {"hnsw.iterative_scan": "relaxed_order", "hnsw.ef_search": str(EF_SEARCH)}
+    """Transaction settings for a walk: index scans go on past rows the subject filter drops,
+    and an HNSW walk is as wide as `EF_SEARCH` (a lists walk's probes are set by `send`)."""
+    return {"hnsw.iterative_scan": "relaxed_order", "hnsw.ef_search": str(EF_SEARCH),
+            "ivfflat.iterative_scan": "relaxed_order"}
 
 
 def scan_settings() -> dict[str, str]:
@@ -204,10 +253,12 @@ def send_vectors(conn: psycopg.Connection[Any], *, subject: str,
 
 @dataclass(frozen=True)
 class SubjectSize:
-    """A subject's live memories and the index's versions (PostgreSQL's estimate)."""
+    """A subject's live memories, the index's versions (PostgreSQL's estimate) and the lists
+    of the lists index, if there is one."""
 
     memories: int
     versions: float
+    lists: int | None = None
 
     def ranks_in_process(self) -> bool:
         """Whether recall reads the subject's vectors and ranks them itself
@@ -215,10 +266,21 @@ class SubjectSize:
         return self.memories <= RANK_IN_PROCESS_UP_TO
 
     def walks(self) -> bool:
-        """Whether recall walks the HNSW index for this subject's nearest, rather than sort
-        its rows: past `EXACT_UP_TO` memories, and only if they are `WALK_MIN_SHARE` of the
-        index."""
-        return self.memories > EXACT_UP_TO and self.memories >= WALK_MIN_SHARE * self.versions
+        """Whether recall walks an index for this subject's nearest, rather than sort its
+        rows: past `EXACT_UP_TO` memories, and then the lists index if the walk reads less
+        than the sort would (a subject that is a small share of the index needs many lists
+        probed), else the HNSW index if the subject is `WALK_MIN_SHARE` of the index."""
+        if self.memories <= EXACT_UP_TO:
+            return False
+        if self.lists is not None:
+            return self.lists_walk_reads() * LISTS_ROW_COST < self.memories
+        return self.memories >= WALK_MIN_SHARE * self.versions
+
+    def lists_walk_reads(self) -> float:
+        """Versions a walk of the lists index reads for this subject (all of the lists it
+        probes; the lists are about equally full)."""
+        assert self.lists is not None
+        return probes(self.lists, self.memories) * self.versions / self.lists
 
 
 @dataclass(frozen=True)
@@ -228,7 +290,8 @@ class PendingSize:
     def result(self) -> SubjectSize:
         row = self.cursor.fetchone()
         assert row is not None, "a count always answers"
-        return SubjectSize(memories=int(row[0]), versions=float(row[1]))
+        return SubjectSize(memories=int(row[0]), versions=float(row[1]),
+                           lists=None if row[2] is None else int(row[2]))
 
 
 def send_size(conn: psycopg.Connection[Any], *, subject: str,
@@ -281,8 +344,9 @@ def send(
 ) -> PendingLists:
     """Send the vector list (given ``embedding``) and the keyword list (given ``query``).
 
-    The vector list sorts the subject's rows, or walks the index if ``size`` says so (a walk
-    needs `walk_settings` in force); never with ``exact``. Without ``size`` the subject is
+    The vector list sorts the subject's rows, or walks an index if ``size`` says so (the
+    lists index if there is one, else the HNSW index; a walk needs `walk_settings` in force);
+    never with ``exact``. Without ``size`` the subject is
     counted first, which costs a round trip."""
     assert embedding is not None or query is not None, "ask for at least one list"
     common = {"subject": subject, "states": list(states), "n": n}
@@ -291,9 +355,15 @@ def send(
         if not exact and size is None:
             size = send_size(conn, subject=subject, states=states).result()
         ask = {**common, "embedding": vector_literal(embedding)}
-        vector = (conn.execute(_WALK_VECTOR_SQL, ask, prepare=False)
-                  if not exact and size is not None and size.walks()
-                  else conn.execute(_EXACT_VECTOR_SQL, ask))
+        if exact or size is None or not size.walks():
+            vector = conn.execute(_EXACT_VECTOR_SQL, ask)
+        elif size.lists is not None:
+            # In a pipeline this setting travels with the walk: no round trip of its own.
+            conn.execute("SELECT set_config('ivfflat.probes', %s, true)",
+                         (str(probes(size.lists, size.memories)),))
+            vector = conn.execute(_LISTS_WALK_SQL, ask, prepare=False)
+        else:
+            vector = conn.execute(_WALK_VECTOR_SQL, ask, prepare=False)
     return PendingLists(
         vector=vector,
         keyword=None if query is None else conn.execute(_KEYWORD_SQL, {

@@ -1,0 +1,126 @@
+"""The IVFFlat ("lists") index that large subjects' recall walks, built once there is data.
+
+An IVFFlat index files every vector under the nearest of `lists` centroids, which k-means
+finds among the rows present when the index is built: built on an empty table, every vector
+lands in one list and the walk scans them all. So no migration creates it. `ensure` builds it
+once the table holds enough versions for any subject to be walked (`candidates.EXACT_UP_TO`),
+and builds it again when the table has grown or shrunk so far that another number of lists
+suits it. Beat runs `ensure` (app/recall/tasks.py); building takes seconds for 100,000
+versions and runs CONCURRENTLY, so writes go on meanwhile.
+
+The index is over the vectors cast to half precision (half the size; the walk re-sorts what
+it finds by the full vector's distance), and that expression is also what keeps it apart
+from the HNSW index on the same column: only a statement ordered by the cast can use it.
+
+Until the index exists (or while it is being replaced) recall walks the HNSW index instead
+(`candidates.SubjectSize.lists`).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import psycopg
+from psycopg import sql
+
+from app.recall import candidates
+
+log = logging.getLogger(__name__)
+
+INDEX = "ix_memory_version_embedding_lists"
+# Built under this name, then renamed over INDEX; a build that died leaves it invalid.
+_NEXT = f"{INDEX}_next"
+_DEFINITION = ("ON memory_version USING ivfflat"
+               f" ((embedding::{candidates.HALF_VECTOR}) halfvec_cosine_ops)"
+               " WITH (lists = {lists})")
+
+# pgvector's advice: a list per 1,000 rows up to a million, the square root beyond.
+ROWS_PER_LIST = 1_000
+MIN_LISTS = 10
+# Rebuilt when the number of lists the table calls for is this far from the index's.
+REBUILD_FACTOR = 2.0
+# One builder at a time across the installation (beat ticks may overlap).
+_LOCK_KEY = 0x4C45_5448_4500_0001
+
+# Enough for k-means over pgvector's sample (50 rows a list) of a table of millions.
+_BUILD_MEMORY = "512MB"
+
+
+def wanted_lists(versions: float) -> int:
+    """The number of lists for a table of ``versions`` vectors."""
+    if versions <= 1_000_000:
+        return max(MIN_LISTS, int(versions // ROWS_PER_LIST))
+    return int(math.sqrt(versions))
+
+
+def min_versions() -> int:
+    """Below this many versions no subject is large enough to be walked, so no index."""
+    return candidates.EXACT_UP_TO
+
+
+@dataclass(frozen=True)
+class Built:
+    lists: int
+    versions: int
+    replaced: int | None  # the lists of the index it replaced, if any
+
+
+def current_lists(conn: psycopg.Connection[Any]) -> int | None:
+    """The lists of the valid index recall would walk, or None if there is none."""
+    row = conn.execute(candidates.LISTS_SQL).fetchone()
+    return None if row is None or row[0] is None else int(row[0])
+
+
+def ensure(conn: psycopg.Connection[Any]) -> Built | None:
+    """Build or rebuild the index if the table calls for it; None if it is fine as it is, or
+    another builder is at it. ``conn``: the owner's (who may build indexes on the table), in
+    autocommit mode (CREATE INDEX CONCURRENTLY runs outside a transaction)."""
+    if not conn.autocommit:
+        raise ValueError("ensure() needs a connection in autocommit mode")
+    locked = conn.execute("SELECT pg_try_advisory_lock(%s)", (_LOCK_KEY,)).fetchone()
+    if not locked or not locked[0]:
+        log.info("another process is building the vector lists index; skipped")
+        return None
+    try:
+        return _ensure(conn)
+    finally:
+        conn.execute("SELECT pg_advisory_unlock(%s)", (_LOCK_KEY,))
+
+
+def _ensure(conn: psycopg.Connection[Any]) -> Built | None:
+    versions = _versions(conn)
+    have = current_lists(conn)
+    if versions < min_versions():
+        return None
+    wanted = wanted_lists(versions)
+    if have is not None and 1 / REBUILD_FACTOR < wanted / have < REBUILD_FACTOR:
+        return None
+    log.info("building the vector lists index: %d lists over %d versions (was %s)",
+             wanted, versions, have)
+    # A build that died (CONCURRENTLY leaves an invalid index behind) is dropped first.
+    conn.execute(sql.SQL("DROP INDEX CONCURRENTLY IF EXISTS {}").format(sql.Identifier(_NEXT)))
+    conn.execute(sql.SQL("SET maintenance_work_mem = {}").format(sql.Literal(_BUILD_MEMORY)))
+    try:
+        conn.execute(sql.SQL("CREATE INDEX CONCURRENTLY {} " + _DEFINITION.format(lists=wanted))
+                     .format(sql.Identifier(_NEXT)))
+    finally:
+        conn.execute("RESET maintenance_work_mem")
+    # Recall finds any valid lists index by its access method, not its name, so between
+    # the two statements it walks the new one.
+    conn.execute(sql.SQL("DROP INDEX CONCURRENTLY IF EXISTS {}").format(sql.Identifier(INDEX)))
+    conn.execute(sql.SQL("ALTER INDEX {} RENAME TO {}").format(
+        sql.Identifier(_NEXT), sql.Identifier(INDEX)))
+    conn.execute("ANALYZE memory_version")
+    return Built(lists=wanted, versions=versions, replaced=have)
+
+
+def _versions(conn: psycopg.Connection[Any]) -> int:
+    # PostgreSQL's estimate, kept by autovacuum: close enough to choose a number of lists,
+    # and unlike a count not hidden by row-level security from an owner bound by it.
+    row = conn.execute("SELECT greatest(reltuples, 0) FROM pg_class"
+                       " WHERE oid = 'memory_version'::regclass").fetchone()
+    assert row is not None
+    return int(row[0])

@@ -1,0 +1,224 @@
+"""The lists (IVFFlat) index: built once the table is large enough, rebuilt as it grows, and
+walked by recall for a large subject in place of the HNSW index.
+
+The size limits are lowered here (a thousand memories count as large), as in
+test_large_subjects.py, whose seeded subjects these tests reuse.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import psycopg
+import pytest
+
+from app.core import db
+from app.core.celery_app import celery_app
+from app.recall import candidates, tasks, vector_lists
+from bench.synthetic import QUERIES
+from tests.recall.test_large_subjects import (
+    PLANTED,
+    PRICED_OUT_SORT,
+    _ask,
+    _hnsw_scans,
+    seeded,  # noqa: F401 (a fixture)
+)
+
+
+def _scans(conn: psycopg.Connection[Any], index: str) -> int:
+    row = conn.execute("SELECT coalesce(pg_stat_get_xact_numscans(to_regclass(%s)), 0)",
+                       (index,)).fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+def _indexes(owner_conn: psycopg.Connection[Any]) -> dict[str, tuple[bool, list[str] | None]]:
+    """The IVFFlat indexes on the versions: name → (valid, reloptions)."""
+    return {name: (valid, options) for name, valid, options in owner_conn.execute(
+        "SELECT c.relname, i.indisvalid, c.reloptions FROM pg_index i"
+        " JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_am a ON a.oid = c.relam"
+        " WHERE i.indrelid = 'memory_version'::regclass AND a.amname = 'ivfflat'")}
+
+
+def _drop_all(owner_conn: psycopg.Connection[Any]) -> None:
+    for name in _indexes(owner_conn):
+        owner_conn.execute(f'DROP INDEX IF EXISTS "{name}"')
+
+
+@pytest.fixture
+def no_lists_index(owner_conn: psycopg.Connection[Any]) -> Iterator[None]:
+    """No lists index before or after (other tests walk the HNSW index), and the table's
+    estimate fresh, as autovacuum would keep it."""
+    _drop_all(owner_conn)
+    owner_conn.execute("ANALYZE memory_version")
+    yield
+    _drop_all(owner_conn)
+
+
+@pytest.fixture
+def lowered(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Any table is large enough to build for, and any subject past 500 memories walks (here
+    the walk probes every list, and the test database holds other tests' versions too)."""
+    monkeypatch.setattr(candidates, "EXACT_UP_TO", 500)
+    monkeypatch.setattr(candidates, "LISTS_ROW_COST", 0.0)
+    monkeypatch.setattr(vector_lists, "min_versions", lambda: 1)
+
+
+@pytest.mark.parametrize(("memories", "versions", "lists", "probes", "walks"), [
+    (50_000, 100_000, 100, 16, True),  # the benchmark's: 16 lists hold ≈ 8,000 of its vectors
+    (30_000, 100_000, 100, 27, True),
+    (20_000, 100_000, 100, 40, False),  # up to EXACT_UP_TO: sorted
+    (200_000, 10_000_000, 3_162, 127, True),
+    # 1 % of the index: 8,000 of its vectors are spread over a third of the lists, and
+    # reading a third of ten million versions costs more than sorting 100,000 rows.
+    (100_000, 10_000_000, 3_162, 253, False),
+    (21_000, 21_000, 21, 8, True),  # a small table: 8 of its 21 lists
+])
+def test_a_walk_probes_lists_holding_a_fixed_share_of_the_subject_if_cheaper_than_a_sort(
+    memories: int, versions: int, lists: int, probes: int, walks: bool,
+) -> None:
+    size = candidates.SubjectSize(memories=memories, versions=versions, lists=lists)
+    assert candidates.probes(lists, memories) == probes
+    assert size.walks() is walks
+    assert vector_lists.wanted_lists(versions) == lists
+
+
+def test_without_a_lists_index_a_large_share_walks_the_hnsw_index() -> None:
+    assert candidates.SubjectSize(memories=50_000, versions=100_000).walks()
+    assert not candidates.SubjectSize(memories=50_000, versions=10_000_000).walks()
+    assert not candidates.SubjectSize(memories=20_000, versions=20_000).walks()
+
+
+def test_no_index_while_no_subject_could_be_walked(
+    owner_conn: psycopg.Connection[Any], no_lists_index: None, seeded: uuid.UUID,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(candidates, "EXACT_UP_TO", 10_000_000)
+    assert vector_lists.ensure(owner_conn) is None
+    assert _indexes(owner_conn) == {}
+
+
+def test_built_for_the_table_then_left_alone_until_it_grows(
+    owner_conn: psycopg.Connection[Any], no_lists_index: None, seeded: uuid.UUID,  # noqa: F811
+    lowered: None, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    built = vector_lists.ensure(owner_conn)
+    assert built is not None and built.replaced is None
+    assert built.lists == vector_lists.wanted_lists(built.versions) == vector_lists.MIN_LISTS
+    assert _indexes(owner_conn) == {vector_lists.INDEX: (True, [f"lists={built.lists}"])}
+    assert vector_lists.current_lists(owner_conn) == built.lists
+    assert vector_lists.ensure(owner_conn) is None  # nothing to do
+
+    # Twice the lists the index has: built again, under the same name, the old one gone.
+    monkeypatch.setattr(vector_lists, "ROWS_PER_LIST", built.versions // (2 * built.lists))
+    again = vector_lists.ensure(owner_conn)
+    assert again is not None and again.replaced == built.lists
+    assert again.lists >= 2 * built.lists
+    assert _indexes(owner_conn) == {vector_lists.INDEX: (True, [f"lists={again.lists}"])}
+
+
+def test_a_build_left_behind_is_dropped_and_done_again(
+    owner_conn: psycopg.Connection[Any], no_lists_index: None, seeded: uuid.UUID,  # noqa: F811
+    lowered: None,
+) -> None:
+    """A build that died midway leaves its index under the next name (invalid, if it was
+    concurrent); the next run drops it and builds from scratch."""
+    owner_conn.execute(
+        'CREATE INDEX "ix_memory_version_embedding_lists_next" ON memory_version USING ivfflat'
+        f" ((embedding::{candidates.HALF_VECTOR}) halfvec_cosine_ops) WITH (lists = 2)")
+    built = vector_lists.ensure(owner_conn)
+    assert built is not None and built.replaced == 2
+    assert _indexes(owner_conn) == {vector_lists.INDEX: (True, [f"lists={built.lists}"])}
+
+
+def test_only_one_builder_at_a_time(
+    owner_conn: psycopg.Connection[Any], database: dict[str, Any], no_lists_index: None,
+    seeded: uuid.UUID, lowered: None,  # noqa: F811
+) -> None:
+    url = owner_conn.info.dsn
+    with psycopg.connect(url, autocommit=True) as other:
+        other.execute("SELECT pg_advisory_lock(%s)", (vector_lists._LOCK_KEY,))
+        assert vector_lists.ensure(owner_conn) is None
+        assert _indexes(owner_conn) == {}
+    assert vector_lists.ensure(owner_conn) is not None
+
+
+def test_beat_builds_it(
+    owner_conn: psycopg.Connection[Any], no_lists_index: None, seeded: uuid.UUID,  # noqa: F811
+    lowered: None,
+) -> None:
+    entry = celery_app.conf.beat_schedule["vector-lists"]
+    assert entry["task"] == tasks.build_vector_lists.name
+    assert tasks.build_vector_lists.run() == vector_lists.MIN_LISTS
+    assert tasks.build_vector_lists.run() is None
+    assert vector_lists.current_lists(owner_conn) == vector_lists.MIN_LISTS
+
+
+def test_a_large_subject_walks_the_lists_index_and_finds_the_exact_nearest(
+    owner_conn: psycopg.Connection[Any], no_lists_index: None, seeded: uuid.UUID,  # noqa: F811
+    lowered: None,
+) -> None:
+    """With a lists index, a large subject's list comes from it (not from the HNSW index),
+    re-sorted by full-precision distance: here it probes every list, so its top ten are the
+    exact top ten; a small subject is still sorted."""
+    assert vector_lists.ensure(owner_conn) is not None
+    queries = QUERIES[:12]
+    overlap = 0.0
+    with db.read_pipeline(seeded, settings={**candidates.scan_settings(),
+                                            **PRICED_OUT_SORT}) as conn:
+        size = candidates.send_size(conn, subject="user:large", states=["active"]).result()
+        assert size.walks() and size.lists == vector_lists.MIN_LISTS
+        assert candidates.probes(size.lists, size.memories) == size.lists
+        for query in queries:
+            ask = _ask("user:large", query)
+            lists_before, hnsw_before = _scans(conn, vector_lists.INDEX), _hnsw_scans(conn)
+            walked = candidates.send(conn, **ask, size=size).result().vector
+            assert _scans(conn, vector_lists.INDEX) == lists_before + 1
+            assert _hnsw_scans(conn) == hnsw_before
+            exact = candidates.send(conn, **ask, exact=True).result().vector
+            assert walked is not None and exact is not None and len(walked) == 40
+            assert [d for _, d in walked] == sorted(d for _, d in walked)
+            overlap += len({m for m, _ in walked[:10]} & {m for m, _ in exact[:10]}) / 10
+        small = candidates.send_size(conn, subject="user:small", states=["active"]).result()
+        before = _scans(conn, vector_lists.INDEX)
+        candidates.send(conn, **_ask("user:small", QUERIES[0]), size=small).result()
+        assert _scans(conn, vector_lists.INDEX) == before
+    assert overlap / len(queries) == 1.0
+
+
+def test_recall_through_the_api_walks_the_lists_index(
+    client: Any, tenant: dict[str, Any], owner_conn: psycopg.Connection[Any],
+    no_lists_index: None, seeded: uuid.UUID, lowered: None,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    assert vector_lists.ensure(owner_conn) is not None
+    sizes: list[candidates.SubjectSize | None] = []
+    send = candidates.send
+    monkeypatch.setattr(candidates, "send", lambda conn, **ask: sizes.append(ask.get("size"))
+                        or send(conn, **ask))
+    response = client.post("/v1/recall", headers=tenant["app"], json={
+        "subject": "user:large", "query": "what is Alice's blood group?", "mode": "vector"})
+    assert response.status_code == 200, response.text
+    assert response.json()["results"][0]["memory"]["text"] == PLANTED
+    # The vector list was sent once, for a subject that walks the lists index (the branch
+    # `test_a_large_subject_walks_the_lists_index…` checks by the index's scan count).
+    assert len(sizes) == 1 and sizes[0] is not None
+    assert sizes[0].walks() and sizes[0].lists == vector_lists.MIN_LISTS
+
+
+def test_the_command_builds_it_and_says_so(
+    owner_conn: psycopg.Connection[Any], no_lists_index: None, seeded: uuid.UUID,  # noqa: F811
+    lowered: None, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from app.cli import main
+
+    assert main(["vector-lists"]) == 0
+    assert f"built with {vector_lists.MIN_LISTS} lists" in capsys.readouterr().out
+    assert main(["vector-lists"]) == 0
+    assert "suits the table" in capsys.readouterr().out
+    _drop_all(owner_conn)
+    monkeypatch.setattr(vector_lists, "min_versions", lambda: 10**9)
+    assert main(["vector-lists"]) == 0
+    assert "no index: fewer than 1,000,000,000 versions" in capsys.readouterr().out
