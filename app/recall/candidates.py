@@ -14,7 +14,6 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 import psycopg
 from sqlmodel import Session
 
@@ -33,9 +32,6 @@ _SUBJECT_ROWS = """
     WHERE m.subject = %(subject)s AND m.state = ANY(%(states)s) AND v.embedding IS NOT NULL
 """
 _SUBJECT_VECTORS = f"SELECT m.id, {_DISTANCE} AS distance {_SUBJECT_ROWS}"
-
-# The same rows' vectors themselves, in pgvector's binary form (`SubjectVectors`).
-_VECTORS_SQL = f"SELECT m.id, vector_send(v.embedding) {_SUBJECT_ROWS}"
 
 # Recall's list for a subject too large to sort in time (`SubjectSize.walks`) while there is
 # no lists index (below): a walk of the HNSW index (docs/decisions.md, "Large subjects walk an
@@ -104,10 +100,14 @@ _EXACT_VECTOR_SQL = f"""
 # meant: it is a stop word here, neither testifying nor weighing against the others, and its
 # matches are read only far enough to know it is that common (`lethe_keyword_matches` stops
 # at `most + 1`; migration 0011). Keyword evidence joins the fusion only when it is real.
-# Query lexemes are stemmed already, so they are matched with the 'simple' configuration.
+# Query lexemes are stemmed already, so each is matched as it is: one lexeme, quoted in
+# tsquery syntax (quotes and backslashes doubled), not parsed again. Parsed again, a lexeme
+# such as `co-found` or a URL became a phrase of its parts that no memory matched.
 _KEYWORD_SQL = """
     WITH terms AS (
-        SELECT DISTINCT to_tsquery('simple', quote_literal(lexeme)) AS term
+        SELECT DISTINCT (
+            '''' || replace(replace(lexeme, '\\', '\\\\'), '''', '''''') || ''''
+        )::tsquery AS term
         FROM unnest(tsvector_to_array(to_tsvector('english', %(query)s))) AS lexeme
     ),
     total AS (
@@ -202,55 +202,6 @@ def scan_settings() -> dict[str, str]:
     return {**walk_settings(), "plan_cache_mode": "force_custom_plan"}
 
 
-# Up to this many live memories, recall reads the subject's vectors while the query embeds
-# and ranks them in this process once it is there, instead of sending the vector list after
-# it: the same exact order, without a round trip on the critical path (docs/decisions.md,
-# "Small subjects are ranked where the query vector lands"). 500 vectors are 0.8 MB.
-RANK_IN_PROCESS_UP_TO = 500
-
-
-@dataclass(frozen=True)
-class SubjectVectors:
-    """A subject's current vectors, read beforehand: the exact vector list, computed here."""
-
-    ids: list[uuid.UUID]
-    matrix: np.ndarray[Any, np.dtype[np.float64]]  # one row a memory, as `ids`
-
-    def nearest(self, embedding: Sequence[float], n: int) -> list[tuple[uuid.UUID, float]]:
-        """`_EXACT_VECTOR_SQL`'s answer: the ``n`` smallest cosine distances, ties by ID (a
-        zero vector's distance is NaN, which PostgreSQL sorts after every number)."""
-        if not self.ids:
-            return []
-        query = np.asarray(embedding, dtype=np.float64)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            distances = 1.0 - (self.matrix @ query) / (
-                np.linalg.norm(self.matrix, axis=1) * np.linalg.norm(query))
-        ranked = sorted(zip(np.nan_to_num(distances, nan=np.inf).tolist(), self.ids,
-                            distances.tolist(), strict=True))
-        return [(memory_id, distance) for _, memory_id, distance in ranked[:n]]
-
-
-@dataclass(frozen=True)
-class PendingVectors:
-    cursor: psycopg.Cursor[Any]
-
-    def result(self) -> SubjectVectors:
-        rows = self.cursor.fetchall()
-        if not rows:
-            return SubjectVectors(ids=[], matrix=np.zeros((0, 0)))
-        # vector_send: int16 dimensions, int16 unused, then each value as a big-endian float4.
-        dimensions = int.from_bytes(rows[0][1][:2], "big")
-        matrix = np.frombuffer(b"".join(bytes(row[1][4:]) for row in rows), dtype=">f4")
-        return SubjectVectors(ids=[row[0] for row in rows],
-                              matrix=matrix.reshape(len(rows), dimensions).astype(np.float64))
-
-
-def send_vectors(conn: psycopg.Connection[Any], *, subject: str,
-                 states: Sequence[str]) -> PendingVectors:
-    return PendingVectors(conn.execute(
-        _VECTORS_SQL, {"subject": subject, "states": list(states)}, binary=True))
-
-
 @dataclass(frozen=True)
 class SubjectSize:
     """A subject's live memories, the index's versions (PostgreSQL's estimate) and the lists
@@ -259,11 +210,6 @@ class SubjectSize:
     memories: int
     versions: float
     lists: int | None = None
-
-    def ranks_in_process(self) -> bool:
-        """Whether recall reads the subject's vectors and ranks them itself
-        (`RANK_IN_PROCESS_UP_TO`)."""
-        return self.memories <= RANK_IN_PROCESS_UP_TO
 
     def walks(self) -> bool:
         """Whether recall walks an index for this subject's nearest, rather than sort its

@@ -1,10 +1,11 @@
 """Hybrid recall: vector and full-text candidates fused by reciprocal rank.
 
-The keyword list, the subject's retractions and, for a small subject, its vectors are read
-while the query is still being embedded; the vector list once the vector is there (ranked
-here for a small subject, by the database otherwise), then the result load, which re-checks
-each result's state (under READ COMMITTED every statement sees the latest commits, so two
-transactions see no less current a view than one).
+What needs no query vector is read while the query is still being embedded: the subject's
+retractions, and either a small subject whole (`small_subjects`: both lists are then ranked
+here) or a larger subject's size and keyword list. Then the vector list, once the vector is
+there (ranked here, or by the database), then the result load, which re-checks each result's
+state (under READ COMMITTED every statement sees the latest commits, so two transactions see
+no less current a view than one).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from app.forgetting import retractions
 from app.memories import queries as memories
 from app.memories.models import MemoryState
 from app.memories.schemas import MemoryPublic
-from app.recall import candidates
+from app.recall import candidates, small_subjects
 from app.recall.ranking import reciprocal_rank_fusion
 from app.recall.schemas import (
     RecallMode,
@@ -56,19 +57,18 @@ def recall(
     """Recall in pipelined read transactions (everything sent before a fetch is one round
     trip).
 
-    Given a query still being embedded (a future), what needs no vector (the keyword list,
-    the retractions, the subject's size and, for a small subject, its vectors) is read
-    meanwhile in a transaction of its own, which ends before the vector is awaited: no
-    transaction waits on the model. A small subject's vectors are then ranked here; a larger
-    subject's vector list goes out in a second transaction, with the result load (planned
-    once per connection where a walk is not due: the size decided that already). Otherwise
-    all of it is one transaction, every statement planned for its subject.
+    Given a query still being embedded (a future), what needs no vector is read meanwhile
+    in a transaction of its own, which ends before the vector is awaited: no transaction
+    waits on the model. A small subject's lists are then ranked here; a larger subject's
+    vector list goes out in a second transaction, with the result load (planned once per
+    connection where a walk is not due: the size decided that already). Otherwise all of it
+    is one transaction, every statement planned for its subject.
     """
     if isinstance(embedding, Future):
         with db.read_pipeline(tenant_id, settings=candidates.scan_settings()) as conn:
             early = _read_lexical(conn, tenant_id, request)
         vector = embedding.result()
-        walking = early.vectors is None and request.mode is not RecallMode.keyword
+        walking = early.rows is None and request.mode is not RecallMode.keyword
         with db.read_pipeline(
                 tenant_id, settings=candidates.walk_settings() if walking else None) as conn:
             return _finish(conn, request, early, vector)
@@ -88,7 +88,7 @@ def _finish(
     if request.mode is not RecallMode.keyword:
         assert embedding is not None, "vector recall needs the query embedding"
         n = candidate_count(request.limit)
-        vector = (lexical.vectors.nearest(embedding, n) if lexical.vectors is not None
+        vector = (lexical.rows.nearest(embedding, n) if lexical.rows is not None
                   else candidates.send(conn, subject=request.subject, states=states_for(request),
                                        n=n, embedding=embedding, size=lexical.size
                                        ).result().vector)
@@ -102,54 +102,40 @@ class Lexical:
 
     keyword: list[tuple[uuid.UUID, float]] | None  # None: not asked (vector mode)
     retractions: list[RetractionPublic]
-    size: candidates.SubjectSize | None  # None: no vector list (keyword mode)
-    vectors: candidates.SubjectVectors | None  # a small subject's, to rank here; else None
-
-
-@dataclass(frozen=True)
-class _PendingLexical:
-    keyword: candidates.PendingLists | None
-    retracted: psycopg.Cursor[Any]
-    size: candidates.PendingSize | None
-
-    def result(self, size: candidates.SubjectSize | None,
-               vectors: candidates.SubjectVectors | None) -> Lexical:
-        """The answers, given the size (awaited first, by `_read_lexical`) and the vectors."""
-        return Lexical(
-            keyword=None if self.keyword is None else self.keyword.result().keyword,
-            retractions=[
-                RetractionPublic(id=row["id"], about=row["about"], created_at=row["created_at"],
-                                 memory_count=row["memory_count"])
-                for row in self.retracted.fetchall()
-            ],
-            size=size, vectors=vectors)
+    size: candidates.SubjectSize | None  # None: not read (keyword mode, or a small subject)
+    rows: small_subjects.SubjectRows | None  # a small subject, to rank here; else None
 
 
 def _read_lexical(
     conn: psycopg.Connection[Any], tenant_id: uuid.UUID, request: RecallRequest
 ) -> Lexical:
-    """The keyword list, the retractions, the subject's size and, if the size allows, its
-    vectors (asked for once the size is known: a second round trip, while the query embeds)."""
-    pending = _send_lexical(conn, tenant_id, request)
-    size = None if pending.size is None else pending.size.result()
-    vectors = (candidates.send_vectors(conn, subject=request.subject,
-                                       states=states_for(request)).result()
-               if size is not None and size.ranks_in_process() else None)
-    return pending.result(size, vectors)
-
-
-def _send_lexical(
-    conn: psycopg.Connection[Any], tenant_id: uuid.UUID, request: RecallRequest
-) -> _PendingLexical:
+    """The retractions, and the keyword list (unless in vector mode). With a vector list to
+    come, a small subject is read whole and its keyword list ranked here; otherwise, the
+    subject's size comes back with the retractions, and the keyword statement follows (a
+    second round trip, while the query embeds)."""
     states = states_for(request)
-    return _PendingLexical(
-        keyword=None if request.mode is RecallMode.vector else candidates.send(
-            conn, subject=request.subject, states=states, n=candidate_count(request.limit),
-            query=request.query),
-        retracted=retractions.recent(conn, tenant_id=tenant_id, subject=request.subject),
-        size=None if request.mode is RecallMode.keyword else candidates.send_size(
-            conn, subject=request.subject, states=states),
-    )
+    keyworded = request.mode is not RecallMode.vector
+    retracted = retractions.recent(conn, tenant_id=tenant_id, subject=request.subject)
+    rows = size = None
+    if request.mode is not RecallMode.keyword:
+        pending_size = candidates.send_size(conn, subject=request.subject, states=states)
+        rows = small_subjects.send(conn, subject=request.subject, states=states,
+                                   query=request.query).result()
+        size = None if rows is not None else pending_size.result()
+    n = candidate_count(request.limit)
+    keyword = None
+    if keyworded:
+        keyword = rows.keyword(n) if rows is not None else candidates.send(
+            conn, subject=request.subject, states=states, n=n, query=request.query
+        ).result().keyword
+    return Lexical(
+        keyword=keyword,
+        retractions=[
+            RetractionPublic(id=row["id"], about=row["about"], created_at=row["created_at"],
+                             memory_count=row["memory_count"])
+            for row in retracted.fetchall()
+        ],
+        size=size, rows=rows)
 
 
 def results(

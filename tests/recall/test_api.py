@@ -168,27 +168,28 @@ def test_recall_refuses_a_missing_or_unknown_key(client: Any, tenant: dict[str, 
 def test_the_keyword_list_is_read_while_the_query_embeds_and_no_connection_waits_for_it(
     client: Any, tenant: dict[str, Any], monkeypatch: pytest.MonkeyPatch, ranked_here: bool
 ) -> None:
-    """Given a query still being embedded, recall reads the keyword list first (and a small
-    subject's vectors), in a transaction that has ended, its connection back in the pool,
-    when the vector is awaited; the database's vector list, if any, comes after."""
+    """Given a query still being embedded, recall reads a small subject whole (and ranks its
+    keyword list here) or a larger one's keyword list from the database, in a transaction
+    that has ended, its connection back in the pool, when the vector is awaited; the
+    database's vector list, if any, comes after."""
     from concurrent.futures import Future
 
     from app.embeddings.runtime import embedder
-    from app.recall import candidates, service
+    from app.recall import candidates, service, small_subjects
     from app.recall.schemas import RecallRequest
 
     locker = _remember(client, tenant["app"], "My locker code at the ZX-400 gym is 4471.")
     request = RecallRequest(subject="user:1", query="ZX-400 gym locker code")
     events: list[str] = []
-    send, send_vectors = candidates.send, candidates.send_vectors
+    send, send_rows = candidates.send, small_subjects.send
 
     def watched_send(conn: Any, **ask: Any) -> Any:
         events.append("vector" if ask.get("embedding") is not None else "keyword")
         return send(conn, **ask)
 
-    def watched_send_vectors(conn: Any, **ask: Any) -> Any:
-        events.append("subject's vectors")
-        return send_vectors(conn, **ask)
+    def watched_send_rows(conn: Any, **ask: Any) -> Any:
+        events.append("subject's rows")
+        return send_rows(conn, **ask)
 
     class WatchedFuture(Future[list[float]]):
         def result(self, timeout: float | None = None) -> list[float]:
@@ -197,23 +198,23 @@ def test_the_keyword_list_is_read_while_the_query_embeds_and_no_connection_waits
             return super().result(timeout)
 
     monkeypatch.setattr(candidates, "send", watched_send)
-    monkeypatch.setattr(candidates, "send_vectors", watched_send_vectors)
+    monkeypatch.setattr(small_subjects, "send", watched_send_rows)
     if not ranked_here:
-        monkeypatch.setattr(candidates, "RANK_IN_PROCESS_UP_TO", 0)
+        monkeypatch.setattr(small_subjects, "RANK_IN_PROCESS_UP_TO", 0)
     pending = WatchedFuture()
     pending.set_result(embedder().embed_one(request.query))
     answer = service.recall(uuid.UUID(tenant["id"]), request, pending)
     assert events == (
-        ["keyword", "subject's vectors", "await vector, 0 connections out"] if ranked_here
-        else ["keyword", "await vector, 0 connections out", "vector"])
+        ["subject's rows", "await vector, 0 connections out"] if ranked_here
+        else ["subject's rows", "keyword", "await vector, 0 connections out", "vector"])
     assert [str(result.memory.id) for result in answer.results][:1] == [locker["id"]]
 
 
 def test_a_memory_forgotten_while_the_query_embeds_is_not_returned(
     client: Any, tenant: dict[str, Any]
 ) -> None:
-    """The subject's vectors were read before the forget; the result load after it still
-    drops the memory."""
+    """The subject was read whole before the forget; the result load after it still drops
+    the memory."""
     from concurrent.futures import Future
 
     from app.embeddings.runtime import embedder

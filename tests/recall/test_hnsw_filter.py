@@ -12,7 +12,7 @@ from app.core import db
 from app.embeddings.runtime import embedder
 from app.memories import service
 from app.memories.schemas import MemoryCreate
-from app.recall import candidates
+from app.recall import candidates, small_subjects
 from app.recall import service as recall_service
 from app.recall.schemas import RecallMode, RecallRequest
 from bench.synthetic import memory_texts
@@ -39,7 +39,7 @@ def test_iterative_scan_fills_the_limit_under_a_selective_filter(
     tenant_id = uuid.UUID(tenant["id"])
     crowd = _seed_crowd_and_few(tenant_id)
     query = embedder().embed_one(crowd[0])  # nearest neighbours are all in the crowd
-    monkeypatch.setattr(candidates, "RANK_IN_PROCESS_UP_TO", 0)
+    monkeypatch.setattr(small_subjects, "RANK_IN_PROCESS_UP_TO", 0)
     monkeypatch.setattr(candidates, "EXACT_UP_TO", 0)  # walk, as for a large subject
     monkeypatch.setattr(candidates, "WALK_MIN_SHARE", 0.0)
     with db.session_scope(tenant_id) as session:
@@ -71,7 +71,7 @@ def test_recall_names_the_iterative_scan_for_its_transaction(
     request = RecallRequest(subject="user:few", query=crowd[0], mode=RecallMode.vector, limit=5)
     forced_index = {"enable_sort": "off", "enable_seqscan": "off"}
     scan_settings = candidates.scan_settings
-    monkeypatch.setattr(candidates, "RANK_IN_PROCESS_UP_TO", 0)
+    monkeypatch.setattr(small_subjects, "RANK_IN_PROCESS_UP_TO", 0)
     monkeypatch.setattr(candidates, "EXACT_UP_TO", 0)  # walk, as for a large subject
     monkeypatch.setattr(candidates, "WALK_MIN_SHARE", 0.0)
 

@@ -262,3 +262,21 @@ def test_an_owner_bound_by_row_security_still_gets_the_right_matches(
         owner_conn.execute("SELECT set_config('lethe.tenant_id', %s, true)", (tenant["id"],))
         assert _matches(owner_conn, "ZX-400 locker") == {ours}
         raise psycopg.Rollback()
+
+
+def test_hyphenated_words_and_addresses_are_matched_as_the_lexemes_they_are(
+    client: Any, tenant: dict[str, Any]
+) -> None:
+    """A query lexeme is matched whole: parsed again, "co-founder" or a URL became a phrase of
+    its parts that no stored text held, and the memory that says it never testified."""
+    founder = _remember(client, tenant, "Our co-founder signed the lease for the new office.")
+    docs = _remember(client, tenant, "The setup guide at https://example.com/docs/v2 is new.")
+    _remember(client, tenant, "The office lease runs until March.")
+    for mode in ("keyword", "hybrid"):  # the database's keyword list, and the one ranked here
+        for query, wanted in (("who is the co-founder?", founder),
+                              ("https://example.com/docs/v2", docs)):
+            response = client.post("/v1/recall", headers=tenant["app"], json={
+                "subject": SUBJECT, "query": query, "mode": mode, "limit": 1})
+            assert response.status_code == 200, response.text
+            assert [r["memory"]["id"] for r in response.json()["results"]] == [wanted], (
+                mode, query)

@@ -1,0 +1,176 @@
+"""A small subject is read whole while its query embeds and both lists are ranked here: they
+must be the database's lists, to the order, for every subject and query.
+
+The retrieval fixture's 75 facts are filed under each of its six subjects (as in
+test_quality.py), beside texts with codes, addresses, versions and hyphens, so that some
+terms are specific, some common enough to be stop words (in more than 5 % of a subject), and
+some lexemes are the parser's trickier kinds.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import psycopg
+import pytest
+
+from app.core import db
+from app.embeddings.runtime import embedder
+from app.recall import candidates, small_subjects
+
+FIXTURE = Path(__file__).parent / "fixtures" / "retrieval.json"
+TRICKY = [
+    "Order ZX-400 shipped; tracking code 1Z999AA10123456784 via UPS.",
+    "Email me at alice.smith@example.com or see https://example.com/docs/v2.",
+    "Upgraded the firmware to v4.1.2 on 2024-03-05; the co-founder approved it.",
+    "Doesn't eat gluten-free pasta; prefers café au lait at 7:30am.",
+    "Ticket #4471 about the ZX-400 gym locker is still open.",
+]
+EXTRA_QUERIES = [
+    "ZX-400 tracking", "alice.smith@example.com", "firmware v4.1.2", "co-founder approval",
+    "gluten-free café", "ticket 4471", "https://example.com/docs/v2", "2024-03-05",
+    "", "the and of", "what does she do for work and where does she live?",
+]
+
+
+@cache
+def _data() -> tuple[list[str], list[str], list[str], dict[str, list[float]]]:
+    """(subjects, texts each subject holds, queries, text → vector)."""
+    data = json.loads(FIXTURE.read_text())
+    subjects = sorted({memory["subject"] for memory in data["memories"]})
+    texts = [memory["text"] for memory in data["memories"]] + TRICKY
+    queries = [query["query"] for query in data["queries"]] + EXTRA_QUERIES
+    unique = sorted(set(texts))
+    return subjects, texts, queries, dict(zip(unique, embedder().embed(unique), strict=True))
+
+
+@pytest.fixture
+def seeded(client: Any, database: dict[str, Any]) -> uuid.UUID:
+    """Every subject holds every text (one without a vector), loaded in bulk."""
+    from tests.conftest import make_tenant
+
+    tenant_id = uuid.UUID(make_tenant(client, "Small subjects")["id"])
+    subjects, texts, _, vectors = _data()
+    url = database["url"].replace("postgresql+psycopg://", "postgresql://")
+    with psycopg.connect(url) as conn, conn.cursor() as cur:
+        rows = [(uuid.uuid4(), uuid.uuid4(), subject, text_)
+                for subject in subjects for text_ in texts]
+        with cur.copy("COPY memory (id, tenant_id, subject, volatility, state, revision)"
+                      " FROM STDIN") as copy:
+            for memory_id, _, subject, _ in rows:
+                copy.write_row((memory_id, tenant_id, subject, "preferential", "active", 1))
+        with cur.copy("COPY memory_version (id, tenant_id, memory_id, seq, text, embedding)"
+                      " FROM STDIN") as copy:
+            for index, (memory_id, version_id, _, text_) in enumerate(rows):
+                vector = None if index == 3 else candidates.vector_literal(vectors[text_])
+                copy.write_row((version_id, tenant_id, memory_id, 1, text_, vector))
+        cur.execute("UPDATE memory m SET current_version_id = v.id FROM memory_version v"
+                    " WHERE v.memory_id = m.id AND m.tenant_id = %s", (tenant_id,))
+    return tenant_id
+
+
+def test_both_lists_ranked_here_are_the_databases(seeded: uuid.UUID) -> None:
+    subjects, texts, queries, _ = _data()
+    model = embedder()
+    query_vectors = dict(zip(queries, model.embed([q or "-" for q in queries]), strict=True))
+    compared = stop_words = with_keywords = 0
+    with db.read_pipeline(seeded, settings=candidates.scan_settings()) as conn:
+        for subject in subjects:
+            for query in queries:
+                rows = small_subjects.send(conn, subject=subject, states=["active"],
+                                           query=query).result()
+                assert rows is not None and len(rows.ids) == len(texts)
+                ask = {"subject": subject, "states": ["active"], "n": 40}
+                keyword = candidates.send(conn, **ask, query=query).result().keyword
+                here = rows.keyword(40)
+                assert keyword is not None
+                assert [m for m, _ in here] == [m for m, _ in keyword], (subject, query)
+                assert [c for _, c in here] == pytest.approx([c for _, c in keyword], abs=1e-9)
+                exact = candidates.send(conn, **ask, embedding=query_vectors[query],
+                                        exact=True).result().vector
+                assert exact is not None
+                nearest = rows.nearest(query_vectors[query], 40)
+                assert [m for m, _ in nearest] == [m for m, _ in exact], (subject, query)
+                assert [d for _, d in nearest] == pytest.approx([d for _, d in exact], abs=1e-6)
+                compared += 1
+                with_keywords += bool(keyword)
+                stop_words += any(sum(term in held for held in rows.matched) > 4
+                                  for term in rows.terms)
+    # The comparison covered what it is for: lists with keyword hits, and queries with terms
+    # common enough to be stop words.
+    assert compared == len(subjects) * len(queries)
+    assert with_keywords > 50 and stop_words > 50
+
+
+def test_a_memory_without_a_vector_is_a_keyword_candidate_only(seeded: uuid.UUID) -> None:
+    subjects, texts, _, _ = _data()
+    with db.read_pipeline(seeded) as conn:
+        rows = small_subjects.send(conn, subject=subjects[0], states=["active"],
+                                   query=texts[3]).result()
+    assert rows is not None
+    (missing,) = set(rows.ids) - set(rows.vector_ids)
+    assert len(rows.vector_ids) == len(rows.ids) - 1 == rows.matrix.shape[0]
+    assert missing in {m for m, _ in rows.keyword(40)}
+    assert missing not in {m for m, _ in rows.nearest([1.0] * 384, 1000)}
+
+
+def test_only_a_subject_up_to_the_limit_is_read_whole(
+    seeded: uuid.UUID, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    subjects, texts, _, _ = _data()
+    for limit, whole in ((len(texts), True), (len(texts) - 1, False)):
+        monkeypatch.setattr(small_subjects, "RANK_IN_PROCESS_UP_TO", limit)
+        with db.read_pipeline(seeded) as conn:
+            rows = small_subjects.send(conn, subject=subjects[0], states=["active"],
+                                       query="where").result()
+        assert (rows is not None) is whole
+    with db.read_pipeline(seeded) as conn:
+        assert small_subjects.send(conn, subject="user:nobody", states=["active"],
+                                   query="where").result() is None
+
+
+def _rows(ids: list[uuid.UUID], matrix: list[list[float]],
+          matched: list[set[str]] | None = None, terms: set[str] | None = None,
+          ) -> small_subjects.SubjectRows:
+    return small_subjects.SubjectRows(
+        ids=ids, matched=[frozenset(m) for m in matched or [set()] * len(ids)],
+        terms=frozenset(terms or set()), vector_ids=ids, matrix=np.array(matrix))
+
+
+def test_ranking_here_breaks_ties_by_id_and_puts_a_zero_vector_last() -> None:
+    """As PostgreSQL orders `distance, id`, with NaN (pgvector's cosine distance of a zero
+    vector) after every number."""
+    ids = sorted(uuid.uuid4() for _ in range(4))
+    rows = _rows([ids[3], ids[2], ids[1], ids[0]],
+                 [[0.0, 0.0], [0.0, 1.0], [2.0, 0.0], [1.0, 0.0]])
+    assert [memory_id for memory_id, _ in rows.nearest([1.0, 0.0], 4)] == [
+        ids[0], ids[1], ids[2], ids[3]]
+    assert rows.nearest([1.0, 0.0], 2) == [(ids[0], 0.0), (ids[1], 0.0)]
+    assert _rows([], []).nearest([1.0], 3) == []
+
+
+def test_keyword_scores_here_weigh_rare_terms_drop_common_ones_and_tie_by_id() -> None:
+    """60 memories: "zx" in two, "gym" in three (5 % of 60: still specific), "locker" in
+    nobody's, "code" in 30 (a stop word). Query terms: all four."""
+    ids = sorted(uuid.uuid4() for _ in range(60))
+    matched = [set() for _ in ids]
+    for index in range(30):
+        matched[index].add("code")
+    matched[5] |= {"zx", "gym"}
+    matched[1] |= {"zx", "gym"}
+    matched[7] |= {"gym"}
+    rows = _rows(ids, [[1.0]] * 60, matched, {"zx", "gym", "locker", "code"})
+    ranked = rows.keyword(10)
+    # zx and gym together outweigh locker (absent, so rarest): ids[1] and ids[5] tie, by ID;
+    # gym alone (ids[7]) is under half the weight.
+    assert [m for m, _ in ranked] == [ids[1], ids[5]]
+    idf = {df: np.log(1 + (60 - df + 0.5) / (df + 0.5)) for df in (0, 2, 3)}
+    assert ranked[0][1] == pytest.approx((idf[2] + idf[3]) / (idf[0] + idf[2] + idf[3]))
+    assert rows.keyword(10, min_coverage=0.1)[2] == (ids[7], pytest.approx(
+        idf[3] / (idf[0] + idf[2] + idf[3])))
+    assert _rows([], [], [], {"zx"}).keyword(5) == []
