@@ -14,8 +14,8 @@ of the lists index, or of the HNSW index where there is no lists index), its tim
 recall@10, beside the HNSW walk's recall@10. Before measuring, the lists index is built as
 beat would (app/recall/vector_lists.py).
 
-Recall at concurrency 1 and its baseline, (c), are timed in alternating blocks (recalls,
-then the same queries' embeddings, then their bare queries, three times over), each a tight
+Recall at concurrency 1 and its baseline, (c), are timed in alternating blocks (30 recalls,
+then the same queries' embeddings, then their bare queries, twenty times over), each a tight
 loop, so that a slow spell of the machine weighs on the recall and its baseline alike.
 Recalls are timed at the client, over keep-alive connections of the standard library's HTTP
 client; the same recalls through httpx are timed beside them for comparison.
@@ -299,7 +299,10 @@ class _Recaller:
         return elapsed
 
 
-BLOCKS = 3
+# Blocks of 30 recalls, then their 30 embeddings, then their 30 bare queries: the machine's
+# slow spells last seconds (the slowest recalls come in runs), so short blocks let them
+# weigh on the recall and its baseline alike, and each loop is still tight.
+BLOCKS = 20
 _BARE_SQL = (
     "SELECT m.id FROM memory_version v JOIN memory m ON m.current_version_id = v.id "
     "WHERE m.tenant_id = %s AND m.subject = %s AND m.state = 'active' "

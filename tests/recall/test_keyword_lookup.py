@@ -22,6 +22,7 @@ from app.memories.models import Memory, MemoryState
 from app.memories.transitions import transition
 from app.recall import candidates
 from bench.synthetic import memory_texts
+from tests.recall import bulk
 
 SUBJECT = "user:1"
 LOCKER = "My locker code at the ZX-400 gym is 4471."
@@ -139,27 +140,15 @@ RARE = "ZX-400"
 
 
 def _seed(owner_conn: psycopg.Connection[Any], tenant_id: uuid.UUID) -> str:
-    """LARGE memories of user:large, one of them naming RARE, and SMALL of user:small, loaded
-    in bulk without embeddings (the keyword list does not read them)."""
+    """LARGE memories of user:large, one of them naming RARE, and SMALL of user:small, without
+    embeddings (the keyword list does not read them)."""
     planted = uuid.uuid4()
     rows = []
     for index, text_ in enumerate(memory_texts(LARGE + SMALL)):
         memory_id = planted if index == 7 else uuid.uuid4()
-        rows.append((memory_id, uuid.uuid4(), "user:large" if index < LARGE else "user:small",
-                     f"My locker at the {RARE} gym. {text_}" if index == 7 else text_))
-    with owner_conn.transaction(), owner_conn.cursor() as cur:
-        with cur.copy("COPY memory (id, tenant_id, subject, volatility, state, revision)"
-                      " FROM STDIN") as copy:
-            for memory_id, _, subject, _ in rows:
-                copy.write_row((memory_id, tenant_id, subject, "preferential", "active", 1))
-        with cur.copy("COPY memory_version (id, tenant_id, memory_id, seq, text)"
-                      " FROM STDIN") as copy:
-            for memory_id, version_id, _, text_ in rows:
-                copy.write_row((version_id, tenant_id, memory_id, 1, text_))
-        cur.execute("UPDATE memory m SET current_version_id = v.id FROM memory_version v"
-                    " WHERE v.memory_id = m.id")
-    owner_conn.execute("ANALYZE memory")
-    owner_conn.execute("ANALYZE memory_version")
+        rows.append((memory_id, "user:large" if index < LARGE else "user:small",
+                     f"My locker at the {RARE} gym. {text_}" if index == 7 else text_, None))
+    bulk.load(owner_conn, tenant_id, rows)
     # What autovacuum does after a bulk load: entries still in the GIN index's pending list
     # are read one by one at every search, and the planner rightly avoids the index then.
     owner_conn.execute("SELECT gin_clean_pending_list(%s::regclass)", (GIN,))

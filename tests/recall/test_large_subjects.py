@@ -23,6 +23,7 @@ from app.embeddings.runtime import embedder
 from app.forgetting import contradictions
 from app.recall import candidates
 from bench.synthetic import QUERIES, memory_texts
+from tests.recall import bulk
 
 LARGE = 1_000
 SMALL = 60
@@ -37,25 +38,11 @@ def _texts_and_vectors() -> tuple[list[str], list[list[float]]]:
 
 
 def _seed(owner_conn: psycopg.Connection[Any], tenant_id: uuid.UUID) -> None:
-    """LARGE memories of user:large (one of them PLANTED) and SMALL of user:small, loaded in
-    bulk (the write path is not under test here)."""
+    """LARGE memories of user:large (one of them PLANTED) and SMALL of user:small."""
     texts, vectors = _texts_and_vectors()
-    rows = [(uuid.uuid4(), uuid.uuid4(), "user:large" if index < LARGE else "user:small",
-             text_, candidates.vector_literal(vector))
-            for index, (text_, vector) in enumerate(zip(texts, vectors, strict=True))]
-    with owner_conn.transaction(), owner_conn.cursor() as cur:
-        with cur.copy("COPY memory (id, tenant_id, subject, volatility, state, revision)"
-                      " FROM STDIN") as copy:
-            for memory_id, _, subject, _, _ in rows:
-                copy.write_row((memory_id, tenant_id, subject, "preferential", "active", 1))
-        with cur.copy("COPY memory_version (id, tenant_id, memory_id, seq, text, embedding)"
-                      " FROM STDIN") as copy:
-            for memory_id, version_id, _, text_, vector in rows:
-                copy.write_row((version_id, tenant_id, memory_id, 1, text_, vector))
-        cur.execute("UPDATE memory m SET current_version_id = v.id FROM memory_version v"
-                    " WHERE v.memory_id = m.id")
-    owner_conn.execute("ANALYZE memory")
-    owner_conn.execute("ANALYZE memory_version")
+    bulk.load(owner_conn, tenant_id, [
+        (uuid.uuid4(), "user:large" if index < LARGE else "user:small", text_, vector)
+        for index, (text_, vector) in enumerate(zip(texts, vectors, strict=True))])
 
 
 @pytest.fixture

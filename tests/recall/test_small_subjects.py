@@ -22,6 +22,7 @@ import pytest
 from app.core import db
 from app.embeddings.runtime import embedder
 from app.recall import candidates, small_subjects
+from tests.recall import bulk
 
 FIXTURE = Path(__file__).parent / "fixtures" / "retrieval.json"
 TRICKY = [
@@ -57,20 +58,11 @@ def seeded(client: Any, database: dict[str, Any]) -> uuid.UUID:
     tenant_id = uuid.UUID(make_tenant(client, "Small subjects")["id"])
     subjects, texts, _, vectors = _data()
     url = database["url"].replace("postgresql+psycopg://", "postgresql://")
-    with psycopg.connect(url) as conn, conn.cursor() as cur:
-        rows = [(uuid.uuid4(), uuid.uuid4(), subject, text_)
-                for subject in subjects for text_ in texts]
-        with cur.copy("COPY memory (id, tenant_id, subject, volatility, state, revision)"
-                      " FROM STDIN") as copy:
-            for memory_id, _, subject, _ in rows:
-                copy.write_row((memory_id, tenant_id, subject, "preferential", "active", 1))
-        with cur.copy("COPY memory_version (id, tenant_id, memory_id, seq, text, embedding)"
-                      " FROM STDIN") as copy:
-            for index, (memory_id, version_id, _, text_) in enumerate(rows):
-                vector = None if index == 3 else candidates.vector_literal(vectors[text_])
-                copy.write_row((version_id, tenant_id, memory_id, 1, text_, vector))
-        cur.execute("UPDATE memory m SET current_version_id = v.id FROM memory_version v"
-                    " WHERE v.memory_id = m.id AND m.tenant_id = %s", (tenant_id,))
+    rows = [(uuid.uuid4(), subject, text_) for subject in subjects for text_ in texts]
+    with psycopg.connect(url) as conn:
+        bulk.load(conn, tenant_id, [(memory_id, subject, text_, None if index == 3 else
+                                     vectors[text_])
+                                    for index, (memory_id, subject, text_) in enumerate(rows)])
     return tenant_id
 
 
