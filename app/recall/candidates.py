@@ -172,12 +172,13 @@ EF_SEARCH = 1000
 # How many of the subject's vectors a walk of the lists index reads, whatever the subject's
 # share of the index: it probes the lists whose centroids are nearest the query, as many as
 # hold about this many of them (at least pgvector's advice, the square root of the lists).
-# On the benchmark, reading ≈ 8,000 found the exact top ten for every query of a subject of
-# 50,000 (16 lists of 100) and 0.99 of them for one of 20,000 (40 lists) (docs/benchmarks.md).
-WALK_READS = 8_000
+# On the benchmark, over five builds of the index, reading ≈ 16,000 found the exact top ten
+# of a subject of 50,000 (32 lists of 100) and of one of 30,000 (54) for every query; reading
+# half as many missed up to 8 % of them in some builds (docs/benchmarks.md).
+WALK_READS = 16_000
 # A version read by a lists walk costs about a third of a row of the exact sort (a
 # half-precision distance in an index page, against a join to the version's heap row: on the
-# benchmark machine ≈ 0.5 µs, 16,000 versions in 8 ms, against ≈ 1.5 µs, 50,000 rows in 75).
+# benchmark machine ≈ 0.45 µs, 32,000 versions in 14 ms, against ≈ 1.5 µs, 50,000 rows in 75).
 LISTS_ROW_COST = 1 / 3
 
 

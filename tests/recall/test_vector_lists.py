@@ -67,14 +67,14 @@ def lowered(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.mark.parametrize(("memories", "versions", "lists", "probes", "walks"), [
-    (50_000, 100_000, 100, 16, True),  # the benchmark's: 16 lists hold ≈ 8,000 of its vectors
-    (30_000, 100_000, 100, 27, True),
-    (20_000, 100_000, 100, 40, False),  # up to EXACT_UP_TO: sorted
-    (200_000, 10_000_000, 3_162, 127, True),
-    # 1 % of the index: 8,000 of its vectors are spread over a third of the lists, and
-    # reading a third of ten million versions costs more than sorting 100,000 rows.
-    (100_000, 10_000_000, 3_162, 253, False),
-    (21_000, 21_000, 21, 8, True),  # a small table: 8 of its 21 lists
+    (50_000, 100_000, 100, 32, True),  # the benchmark's: 32 lists hold ≈ 16,000 of its vectors
+    (30_000, 100_000, 100, 54, True),
+    (20_000, 100_000, 100, 80, False),  # up to EXACT_UP_TO: sorted
+    (500_000, 10_000_000, 3_162, 102, True),
+    # 1 % of the index: 16,000 of its vectors are spread over a sixth of the lists, and
+    # reading a sixth of ten million versions costs more than sorting 100,000 rows.
+    (100_000, 10_000_000, 3_162, 506, False),
+    (21_000, 21_000, 21, 16, True),  # a small table: 16 of its 21 lists
 ])
 def test_a_walk_probes_lists_holding_a_fixed_share_of_the_subject_if_cheaper_than_a_sort(
     memories: int, versions: int, lists: int, probes: int, walks: bool,
