@@ -7,6 +7,7 @@ from sqlalchemy import create_engine, pool
 from sqlmodel import SQLModel
 
 from app.core.models import import_all_models
+from app.recall.vector_lists import include_object
 
 import_all_models()
 target_metadata = SQLModel.metadata
@@ -22,7 +23,8 @@ def _url() -> str:
 
 
 def run_migrations_offline() -> None:
-    context.configure(url=_url(), target_metadata=target_metadata, literal_binds=True)
+    context.configure(url=_url(), target_metadata=target_metadata, literal_binds=True,
+                      include_object=include_object)
     with context.begin_transaction():
         context.run_migrations()
 
@@ -30,13 +32,15 @@ def run_migrations_offline() -> None:
 def run_migrations_online() -> None:
     connection = context.config.attributes.get("connection")
     if connection is not None:
-        context.configure(connection=connection, target_metadata=target_metadata)
+        context.configure(connection=connection, target_metadata=target_metadata,
+                          include_object=include_object)
         with context.begin_transaction():
             context.run_migrations()
         return
     engine = create_engine(_url(), poolclass=pool.NullPool)
     with engine.connect() as conn:
-        context.configure(connection=conn, target_metadata=target_metadata)
+        context.configure(connection=conn, target_metadata=target_metadata,
+                          include_object=include_object)
         with context.begin_transaction():
             context.run_migrations()
     engine.dispose()

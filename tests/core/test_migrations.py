@@ -73,6 +73,33 @@ def test_models_match_migrated_schema(scratch_runtime: Any) -> None:
     assert diff == [], diff
 
 
+def test_autogenerate_leaves_the_lists_index_to_beat(scratch_runtime: Any) -> None:
+    """The lists index is built by beat, not by a migration (app/recall/vector_lists.py):
+    comparing models with a database that has it finds nothing to drop, as alembic's
+    environment compares."""
+    from app.recall import vector_lists
+
+    migrations.upgrade(scratch_runtime)
+    import_all_models()
+    engine = create_engine(scratch_runtime.owner_url, poolclass=pool.NullPool)
+    try:
+        with engine.connect() as conn:
+            driver = conn.connection.driver_connection
+            assert driver is not None
+            driver.execute(vector_lists.definition(vector_lists.INDEX, 1))
+            conn.commit()
+            filters: list[dict[str, Any]] = [{}, {"include_object": vector_lists.include_object}]
+            diffs = [compare_metadata(MigrationContext.configure(conn, opts={
+                "compare_type": True, "compare_server_default": False, **extra}),
+                SQLModel.metadata) for extra in filters]
+            driver.execute(f"DROP INDEX {vector_lists.INDEX}")
+            conn.commit()
+    finally:
+        engine.dispose()
+    assert [d[0] for d in diffs[0]] == ["remove_index"]  # what autogenerate would have done
+    assert diffs[1] == []
+
+
 def test_migrate_is_repeatable(scratch_runtime: Any) -> None:
     migrations.upgrade(scratch_runtime)
     migrations.upgrade(scratch_runtime)  # a second run changes nothing and does not fail

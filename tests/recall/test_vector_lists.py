@@ -125,9 +125,7 @@ def test_a_build_left_behind_is_dropped_and_done_again(
 ) -> None:
     """A build that died midway leaves its index under the next name (invalid, if it was
     concurrent); the next run drops it and builds from scratch."""
-    owner_conn.execute(
-        'CREATE INDEX "ix_memory_version_embedding_lists_next" ON memory_version USING ivfflat'
-        f" ((embedding::{candidates.HALF_VECTOR}) halfvec_cosine_ops) WITH (lists = 2)")
+    owner_conn.execute(vector_lists.definition(vector_lists.INDEX + "_next", 2))
     built = vector_lists.ensure(owner_conn)
     assert built is not None and built.replaced == 2
     assert _indexes(owner_conn) == {vector_lists.INDEX: (True, [f"lists={built.lists}"])}
