@@ -5,19 +5,21 @@ finds among the rows present when the index is built: built on an empty table, e
 lands in one list and the walk scans them all. So no migration creates it. `ensure` builds it
 once the table holds enough versions for any subject to be walked (`candidates.EXACT_UP_TO`),
 and builds it again when the table has grown or shrunk so far that another number of lists
-suits it. Beat runs `ensure` (app/recall/tasks.py); building takes seconds for 100,000
-versions and runs CONCURRENTLY, so writes go on meanwhile.
+suits it, or when more versions have been written since than it was built over. Beat runs
+`ensure` (app/recall/tasks.py); building takes seconds for 100,000 versions and runs
+CONCURRENTLY, so writes go on meanwhile.
 
 The index is over the vectors cast to half precision (half the size; the walk re-sorts what
 it finds by the full vector's distance), and that expression is also what keeps it apart
 from the HNSW index on the same column: only a statement ordered by the cast can use it.
 
-Until the index exists (or while it is being replaced) recall walks the HNSW index instead
-(`candidates.SubjectSize.lists`).
+Until the index exists recall walks the HNSW index instead (`candidates.SubjectSize.lists`);
+while one replaces another, either serves.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 from dataclasses import dataclass
@@ -79,6 +81,7 @@ class Built:
     lists: int
     versions: int
     replaced: int | None  # the lists of the index it replaced, if any
+    reason: str  # "new", "size" (the table calls for other lists) or "churn" (see `_churned`)
 
 
 def current_lists(conn: psycopg.Connection[Any]) -> int | None:
@@ -109,10 +112,17 @@ def _ensure(conn: psycopg.Connection[Any]) -> Built | None:
     if versions < min_versions():
         return None
     wanted = wanted_lists(versions)
-    if have is not None and 1 / REBUILD_FACTOR < wanted / have < REBUILD_FACTOR:
+    inserts = _inserts(conn)
+    if have is None:
+        reason = "new"
+    elif not 1 / REBUILD_FACTOR < wanted / have < REBUILD_FACTOR:
+        reason = "size"
+    elif _churned(conn, inserts):
+        reason = "churn"
+    else:
         return None
-    log.info("building the vector lists index: %d lists over %d versions (was %s)",
-             wanted, versions, have)
+    log.info("building the vector lists index (%s): %d lists over %d versions (was %s)",
+             reason, wanted, versions, have)
     # A build that died (CONCURRENTLY leaves an invalid index behind) is dropped first.
     conn.execute(sql.SQL("DROP INDEX CONCURRENTLY IF EXISTS {}").format(sql.Identifier(_NEXT)))
     conn.execute(sql.SQL("SET maintenance_work_mem = {}").format(sql.Literal(_BUILD_MEMORY)))
@@ -125,8 +135,55 @@ def _ensure(conn: psycopg.Connection[Any]) -> Built | None:
     conn.execute(sql.SQL("DROP INDEX CONCURRENTLY IF EXISTS {}").format(sql.Identifier(INDEX)))
     conn.execute(sql.SQL("ALTER INDEX {} RENAME TO {}").format(
         sql.Identifier(_NEXT), sql.Identifier(INDEX)))
+    _record(conn, versions=versions, inserts=inserts)
     conn.execute("ANALYZE memory_version")
-    return Built(lists=wanted, versions=versions, replaced=have)
+    return Built(lists=wanted, versions=versions, replaced=have, reason=reason)
+
+
+# The index's centroids describe the table it was built over. One whose size holds while its
+# content turns over (memories forgotten and purged, new ones written) drifts away from them,
+# and a walk then reads lists that hold less of what is near the query. So it is also built
+# again once more versions have been written since the build than it was built over. The
+# record of the build is the index's comment: the versions it was built over and the table's
+# insert counter then (PostgreSQL's statistics, which row-level security does not hide).
+
+def _churned(conn: psycopg.Connection[Any], inserts: int) -> bool:
+    built = _recorded(conn)
+    if built is None or inserts < built["inserts"]:
+        # Built before records were kept, or the statistics were reset since: count from now.
+        _record(conn, versions=_versions(conn), inserts=inserts)
+        return False
+    return churned(built, inserts)
+
+
+def churned(built: dict[str, int], inserts: int) -> bool:
+    """Whether more versions were written since the build ``built`` records than it was built
+    over (at least `min_versions`). The statistics reach the counter a few seconds late: a
+    build counts what was written just before it as written after, which is harmless."""
+    return inserts - built["inserts"] > max(built["versions"], min_versions())
+
+
+def _inserts(conn: psycopg.Connection[Any]) -> int:
+    row = conn.execute("SELECT coalesce(n_tup_ins, 0) FROM pg_stat_all_tables"
+                       " WHERE relid = 'memory_version'::regclass").fetchone()
+    return 0 if row is None else int(row[0])
+
+
+def _record(conn: psycopg.Connection[Any], *, versions: int, inserts: int) -> None:
+    conn.execute(sql.SQL("COMMENT ON INDEX {} IS {}").format(
+        sql.Identifier(INDEX), sql.Literal(json.dumps({"versions": versions, "inserts": inserts}))))
+
+
+def _recorded(conn: psycopg.Connection[Any]) -> dict[str, int] | None:
+    row = conn.execute("SELECT obj_description(to_regclass(%s), 'pg_class')",
+                       (INDEX,)).fetchone()
+    if row is None or not row[0]:
+        return None
+    try:
+        record = json.loads(row[0])
+        return {"versions": int(record["versions"]), "inserts": int(record["inserts"])}
+    except (ValueError, TypeError, KeyError):
+        return None
 
 
 def _versions(conn: psycopg.Connection[Any]) -> int:

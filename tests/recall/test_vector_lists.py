@@ -18,6 +18,7 @@ from app.core import db
 from app.core.celery_app import celery_app
 from app.recall import candidates, tasks, vector_lists
 from bench.synthetic import QUERIES
+from tests.recall import bulk
 from tests.recall.test_large_subjects import (
     PLANTED,
     PRICED_OUT_SORT,
@@ -105,7 +106,7 @@ def test_built_for_the_table_then_left_alone_until_it_grows(
     lowered: None, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     built = vector_lists.ensure(owner_conn)
-    assert built is not None and built.replaced is None
+    assert built is not None and built.replaced is None and built.reason == "new"
     assert built.lists == vector_lists.wanted_lists(built.versions) == vector_lists.MIN_LISTS
     assert _indexes(owner_conn) == {vector_lists.INDEX: (True, [f"lists={built.lists}"])}
     assert vector_lists.current_lists(owner_conn) == built.lists
@@ -114,9 +115,62 @@ def test_built_for_the_table_then_left_alone_until_it_grows(
     # Twice the lists the index has: built again, under the same name, the old one gone.
     monkeypatch.setattr(vector_lists, "ROWS_PER_LIST", built.versions // (2 * built.lists))
     again = vector_lists.ensure(owner_conn)
-    assert again is not None and again.replaced == built.lists
+    assert again is not None and again.replaced == built.lists and again.reason == "size"
     assert again.lists >= 2 * built.lists
     assert _indexes(owner_conn) == {vector_lists.INDEX: (True, [f"lists={again.lists}"])}
+
+
+def _write_versions(owner_conn: psycopg.Connection[Any], tenant_id: uuid.UUID, count: int) -> None:
+    """``count`` more versions, counted at once by PostgreSQL's statistics (with what this
+    session wrote before)."""
+    if count:
+        bulk.load(owner_conn, tenant_id, [(uuid.uuid4(), "user:churn", f"fact {index}", None)
+                                          for index in range(count)])
+    owner_conn.execute("SELECT pg_stat_force_next_flush()")
+    owner_conn.execute("SELECT 1")
+
+
+def test_rebuilt_once_more_versions_were_written_than_it_was_built_over(
+    owner_conn: psycopg.Connection[Any], no_lists_index: None, seeded: uuid.UUID,  # noqa: F811
+    lowered: None, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The table's size calls for the same lists throughout; its content turns over."""
+    monkeypatch.setattr(vector_lists, "ROWS_PER_LIST", 10**9)
+    _write_versions(owner_conn, seeded, 0)  # the seeded versions counted before the build
+    built = vector_lists.ensure(owner_conn)
+    assert built is not None
+    assert vector_lists.ensure(owner_conn) is None
+    _write_versions(owner_conn, seeded, 2 * built.versions)
+    again = vector_lists.ensure(owner_conn)
+    assert again is not None and again.reason == "churn" and again.lists == built.lists
+    assert vector_lists.ensure(owner_conn) is None  # counted from the new build
+
+
+def test_churn_is_more_versions_written_than_the_index_was_built_over(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(candidates, "EXACT_UP_TO", 500)
+    built = {"versions": 1_000, "inserts": 5_000}
+    assert not vector_lists.churned(built, 6_000)
+    assert vector_lists.churned(built, 6_001)
+    # Never less than a table large enough to build for.
+    assert not vector_lists.churned({"versions": 100, "inserts": 0}, 500)
+    assert vector_lists.churned({"versions": 100, "inserts": 0}, 501)
+
+
+def test_a_reset_of_the_statistics_starts_the_count_again(
+    owner_conn: psycopg.Connection[Any], no_lists_index: None, seeded: uuid.UUID,  # noqa: F811
+    lowered: None, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A record counting from more inserts than the table has had (its statistics were reset
+    since, or the index was built before records were kept) is written again, with no build."""
+    monkeypatch.setattr(vector_lists, "ROWS_PER_LIST", 10**9)
+    assert vector_lists.ensure(owner_conn) is not None
+    for comment in ('{"versions": 1, "inserts": 1000000000000}', "built by hand"):
+        owner_conn.execute(f"COMMENT ON INDEX {vector_lists.INDEX} IS '{comment}'")
+        assert vector_lists.ensure(owner_conn) is None
+        record = vector_lists._recorded(owner_conn)
+        assert record is not None and record["inserts"] == vector_lists._inserts(owner_conn)
 
 
 def test_a_build_left_behind_is_dropped_and_done_again(
