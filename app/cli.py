@@ -78,8 +78,10 @@ def vector_lists() -> int:
         built = vector_lists.ensure(driver)
         lists = vector_lists.current_lists(driver)
     if built is not None:
+        why = {"new": "there was none", "size": f"it had {built.replaced} lists",
+               "churn": "more versions were written since it was built than it held"}
         print(f"lethe: built with {built.lists} lists over {built.versions:,} versions"
-              f" (replacing: {built.replaced or 'none'})", flush=True)
+              f" ({why.get(built.reason, built.reason)})", flush=True)
     elif lists is None:
         print(f"lethe: no index: fewer than {vector_lists.min_versions():,} versions, or "
               "another process is building it", flush=True)

@@ -19,6 +19,6 @@ def build_vector_lists() -> int | None:
         built = vector_lists.ensure(db.driver_connection(conn))
     if built is None:
         return None
-    log.info("vector lists index built: %d lists over %d versions (replaced: %s)",
-             built.lists, built.versions, built.replaced)
+    log.info("vector lists index built (%s): %d lists over %d versions (replaced: %s)",
+             built.reason, built.lists, built.versions, built.replaced)
     return built.lists
