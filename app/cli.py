@@ -73,7 +73,7 @@ def vector_lists() -> int:
 
     print("lethe: checking the vector lists index (a build takes seconds per 100,000 "
           "versions)…", flush=True)
-    with db.owner_engine().connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+    with db.autocommit(owner=True) as conn:
         driver = db.driver_connection(conn)
         built = vector_lists.ensure(driver)
         lists = vector_lists.current_lists(driver)

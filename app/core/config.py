@@ -87,7 +87,8 @@ class Settings(BaseSettings):
     vector_lists_interval_seconds: float = Field(
         3600.0, gt=0,
         description="How often beat checks that the IVFFlat index large subjects' recall "
-        "walks exists and suits the table's size, and builds it again if not.",
+        "walks exists and suits the table (its size, and what was written since the build), "
+        "and builds it again if not.",
     )
     maintenance_batch_size: int = Field(
         1000, ge=1, le=100_000,

@@ -122,13 +122,15 @@ def session_scope(
 
 
 @contextmanager
-def autocommit() -> Iterator[Connection]:
-    """A pooled connection on which every statement is its own transaction.
+def autocommit(*, owner: bool = False) -> Iterator[Connection]:
+    """A pooled connection on which every statement is its own transaction (the owner's with
+    ``owner``, for statements that may not run in one, such as CREATE INDEX CONCURRENTLY).
 
     For one-statement reads that must not pay for BEGIN and COMMIT; settings made with
     ``set_config(…, true)`` inside such a statement end with it.
     """
-    with app_engine().connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+    engine = owner_engine() if owner else app_engine()
+    with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
         yield conn
 
 

@@ -294,8 +294,8 @@ def send(
 
     The vector list sorts the subject's rows, or walks an index if ``size`` says so (the
     lists index if there is one, else the HNSW index; a walk needs `walk_settings` in force);
-    never with ``exact``. Without ``size`` the subject is
-    counted first, which costs a round trip."""
+    never with ``exact``. Without ``size`` the subject is counted first, which costs a round
+    trip."""
     assert embedding is not None or query is not None, "ask for at least one list"
     common = {"subject": subject, "states": list(states), "n": n}
     vector = None

@@ -15,7 +15,7 @@ log = logging.getLogger(__name__)
 def build_vector_lists() -> int | None:
     """Beat: build the lists index if the table calls for one; its lists if built, else None.
     Overlapping runs build once (an advisory lock; the loser skips)."""
-    with db.owner_engine().connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+    with db.autocommit(owner=True) as conn:
         built = vector_lists.ensure(db.driver_connection(conn))
     if built is None:
         return None

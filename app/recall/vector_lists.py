@@ -117,14 +117,13 @@ def _ensure(conn: psycopg.Connection[Any]) -> Built | None:
         reason = "new"
     elif not 1 / REBUILD_FACTOR < wanted / have < REBUILD_FACTOR:
         reason = "size"
-    elif _churned(conn, inserts):
+    elif _churned(conn, versions=versions, inserts=inserts):
         reason = "churn"
     else:
         return None
     log.info("building the vector lists index (%s): %d lists over %d versions (was %s)",
              reason, wanted, versions, have)
-    # A build that died (CONCURRENTLY leaves an invalid index behind) is dropped first.
-    conn.execute(sql.SQL("DROP INDEX CONCURRENTLY IF EXISTS {}").format(sql.Identifier(_NEXT)))
+    _drop(conn, _NEXT)  # a build that died (CONCURRENTLY leaves an invalid index behind)
     conn.execute(sql.SQL("SET maintenance_work_mem = {}").format(sql.Literal(_BUILD_MEMORY)))
     try:
         conn.execute(definition(_NEXT, wanted, concurrently=True))
@@ -132,7 +131,7 @@ def _ensure(conn: psycopg.Connection[Any]) -> Built | None:
         conn.execute("RESET maintenance_work_mem")
     # Recall finds any valid lists index by its access method, not its name, so between
     # the two statements it walks the new one.
-    conn.execute(sql.SQL("DROP INDEX CONCURRENTLY IF EXISTS {}").format(sql.Identifier(INDEX)))
+    _drop(conn, INDEX)
     conn.execute(sql.SQL("ALTER INDEX {} RENAME TO {}").format(
         sql.Identifier(_NEXT), sql.Identifier(INDEX)))
     _record(conn, versions=versions, inserts=inserts)
@@ -147,11 +146,11 @@ def _ensure(conn: psycopg.Connection[Any]) -> Built | None:
 # record of the build is the index's comment: the versions it was built over and the table's
 # insert counter then (PostgreSQL's statistics, which row-level security does not hide).
 
-def _churned(conn: psycopg.Connection[Any], inserts: int) -> bool:
+def _churned(conn: psycopg.Connection[Any], *, versions: int, inserts: int) -> bool:
     built = _recorded(conn)
     if built is None or inserts < built["inserts"]:
         # Built before records were kept, or the statistics were reset since: count from now.
-        _record(conn, versions=_versions(conn), inserts=inserts)
+        _record(conn, versions=versions, inserts=inserts)
         return False
     return churned(built, inserts)
 
@@ -161,6 +160,10 @@ def churned(built: dict[str, int], inserts: int) -> bool:
     over (at least `min_versions`). The statistics reach the counter a few seconds late: a
     build counts what was written just before it as written after, which is harmless."""
     return inserts - built["inserts"] > max(built["versions"], min_versions())
+
+
+def _drop(conn: psycopg.Connection[Any], name: str) -> None:
+    conn.execute(sql.SQL("DROP INDEX CONCURRENTLY IF EXISTS {}").format(sql.Identifier(name)))
 
 
 def _inserts(conn: psycopg.Connection[Any]) -> int:
