@@ -329,13 +329,11 @@ def _vector_list_recall(owner: str, tenant_id: uuid.UUID, asks: list[tuple[str, 
     with psycopg.connect(owner, autocommit=True) as exact:
         for subject, query in asks:
             with db.read_pipeline(tenant_id, settings=candidates.scan_settings()) as conn:
-                size = candidates.send_size(conn, subject=subject, states=["active"])
                 rows = small_subjects.send(conn, subject=subject, states=["active"],
                                            query=query).result()
                 found = (rows.nearest(vectors[query], 10) if rows is not None
                          else candidates.send(conn, subject=subject, states=["active"], n=10,
-                                              embedding=vectors[query], size=size.result()
-                                              ).result().vector)
+                                              embedding=vectors[query]).result().vector)
             assert found is not None
             want = {r[0] for r in exact.execute(
                 _EXACT_SQL, (tenant_id, subject, vector_literal(vectors[query])))}

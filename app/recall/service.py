@@ -68,9 +68,9 @@ def recall(
         with db.read_pipeline(tenant_id, settings=candidates.scan_settings()) as conn:
             early = _read_lexical(conn, tenant_id, request)
         vector = embedding.result()
-        walking = early.rows is None and request.mode is not RecallMode.keyword
-        with db.read_pipeline(
-                tenant_id, settings=candidates.walk_settings() if walking else None) as conn:
+        # A subject whose size was read is one whose vector list the database sends.
+        with db.read_pipeline(tenant_id, settings=None if early.size is None
+                              else candidates.walk_settings()) as conn:
             return _finish(conn, request, early, vector)
     with db.read_pipeline(tenant_id, settings=candidates.scan_settings()) as conn:
         # The vector list waits for the size anyway, which comes after the other reads.
@@ -110,24 +110,26 @@ def _read_lexical(
     conn: psycopg.Connection[Any], tenant_id: uuid.UUID, request: RecallRequest
 ) -> Lexical:
     """The retractions, and the keyword list (unless in vector mode). With a vector list to
-    come, a small subject is read whole and its keyword list ranked here; otherwise, the
-    subject's size comes back with the retractions, and the keyword statement follows (a
-    second round trip, while the query embeds)."""
+    come, a small subject is read whole and its keyword list ranked here; a larger subject's
+    size and keyword list follow in a second round trip, while the query embeds (a small
+    subject's recall never counts it)."""
     states = states_for(request)
-    keyworded = request.mode is not RecallMode.vector
     retracted = retractions.recent(conn, tenant_id=tenant_id, subject=request.subject)
-    rows = size = None
+    rows = None
     if request.mode is not RecallMode.keyword:
-        pending_size = candidates.send_size(conn, subject=request.subject, states=states)
         rows = small_subjects.send(conn, subject=request.subject, states=states,
                                    query=request.query).result()
-        size = None if rows is not None else pending_size.result()
     n = candidate_count(request.limit)
-    keyword = None
-    if keyworded:
-        keyword = rows.keyword(n) if rows is not None else candidates.send(
-            conn, subject=request.subject, states=states, n=n, query=request.query
-        ).result().keyword
+    size = keyword = None
+    if rows is not None:
+        keyword = rows.keyword(n) if request.mode is not RecallMode.vector else None
+    else:
+        pending_size = (None if request.mode is RecallMode.keyword else
+                        candidates.send_size(conn, subject=request.subject, states=states))
+        if request.mode is not RecallMode.vector:
+            keyword = candidates.send(conn, subject=request.subject, states=states, n=n,
+                                      query=request.query).result().keyword
+        size = None if pending_size is None else pending_size.result()
     return Lexical(
         keyword=keyword,
         retractions=[

@@ -181,7 +181,7 @@ def test_the_keyword_list_is_read_while_the_query_embeds_and_no_connection_waits
     locker = _remember(client, tenant["app"], "My locker code at the ZX-400 gym is 4471.")
     request = RecallRequest(subject="user:1", query="ZX-400 gym locker code")
     events: list[str] = []
-    send, send_rows = candidates.send, small_subjects.send
+    send, send_rows, send_size = candidates.send, small_subjects.send, candidates.send_size
 
     def watched_send(conn: Any, **ask: Any) -> Any:
         events.append("vector" if ask.get("embedding") is not None else "keyword")
@@ -191,6 +191,10 @@ def test_the_keyword_list_is_read_while_the_query_embeds_and_no_connection_waits
         events.append("subject's rows")
         return send_rows(conn, **ask)
 
+    def watched_send_size(conn: Any, **ask: Any) -> Any:
+        events.append("size")
+        return send_size(conn, **ask)
+
     class WatchedFuture(Future[list[float]]):
         def result(self, timeout: float | None = None) -> list[float]:
             checked_out = db.app_engine().pool.checkedout()  # type: ignore[attr-defined]
@@ -199,6 +203,7 @@ def test_the_keyword_list_is_read_while_the_query_embeds_and_no_connection_waits
 
     monkeypatch.setattr(candidates, "send", watched_send)
     monkeypatch.setattr(small_subjects, "send", watched_send_rows)
+    monkeypatch.setattr(candidates, "send_size", watched_send_size)
     if not ranked_here:
         monkeypatch.setattr(small_subjects, "RANK_IN_PROCESS_UP_TO", 0)
     pending = WatchedFuture()
@@ -206,7 +211,7 @@ def test_the_keyword_list_is_read_while_the_query_embeds_and_no_connection_waits
     answer = service.recall(uuid.UUID(tenant["id"]), request, pending)
     assert events == (
         ["subject's rows", "await vector, 0 connections out"] if ranked_here
-        else ["subject's rows", "keyword", "await vector, 0 connections out", "vector"])
+        else ["subject's rows", "size", "keyword", "await vector, 0 connections out", "vector"])
     assert [str(result.memory.id) for result in answer.results][:1] == [locker["id"]]
 
 
