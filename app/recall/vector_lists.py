@@ -107,6 +107,7 @@ def ensure(conn: psycopg.Connection[Any]) -> Built | None:
 
 
 def _ensure(conn: psycopg.Connection[Any]) -> Built | None:
+    _finish_swap(conn)
     versions = _versions(conn)
     have = current_lists(conn)
     if versions < min_versions():
@@ -160,6 +161,18 @@ def churned(built: dict[str, int], inserts: int) -> bool:
     over (at least `min_versions`). The statistics reach the counter a few seconds late: a
     build counts what was written just before it as written after, which is harmless."""
     return inserts - built["inserts"] > max(built["versions"], min_versions())
+
+
+def _finish_swap(conn: psycopg.Connection[Any]) -> None:
+    """A swap stopped between dropping the old index and renaming the new one left a valid
+    index under the build's name only: it is the index, under its name (and with its record)."""
+    row = conn.execute(
+        "SELECT to_regclass(%s) IS NULL AND coalesce((SELECT indisvalid FROM pg_index"
+        " WHERE indexrelid = to_regclass(%s)), false)", (INDEX, _NEXT)).fetchone()
+    if row is not None and row[0]:
+        log.warning("finishing an interrupted swap of the vector lists index")
+        conn.execute(sql.SQL("ALTER INDEX {} RENAME TO {}").format(
+            sql.Identifier(_NEXT), sql.Identifier(INDEX)))
 
 
 def _drop(conn: psycopg.Connection[Any], name: str) -> None:

@@ -173,6 +173,21 @@ def test_a_reset_of_the_statistics_starts_the_count_again(
         assert record is not None and record["inserts"] == vector_lists._inserts(owner_conn)
 
 
+def test_a_swap_stopped_before_the_rename_is_finished(
+    owner_conn: psycopg.Connection[Any], no_lists_index: None, seeded: uuid.UUID,  # noqa: F811
+    lowered: None,
+) -> None:
+    """Stopped between dropping the old index and renaming the new one: the new one, valid,
+    is the index; the next run gives it its name and keeps its record, with no build."""
+    built = vector_lists.ensure(owner_conn)
+    assert built is not None
+    owner_conn.execute(f"ALTER INDEX {vector_lists.INDEX} RENAME TO {vector_lists.INDEX}_next")
+    assert vector_lists.ensure(owner_conn) is None
+    assert _indexes(owner_conn) == {vector_lists.INDEX: (True, [f"lists={built.lists}"])}
+    record = vector_lists._recorded(owner_conn)
+    assert record is not None and record["versions"] == built.versions
+
+
 def test_a_build_left_behind_is_dropped_and_done_again(
     owner_conn: psycopg.Connection[Any], no_lists_index: None, seeded: uuid.UUID,  # noqa: F811
     lowered: None,
