@@ -67,18 +67,20 @@ def _plan(conn: psycopg.Connection[Any], sql: str, ask: dict[str, Any],
     return "\n".join(row[0] for row in conn.execute(explain + sql, params))
 
 
-def _hnsw_scans(conn: psycopg.Connection[Any]) -> int:
-    row = conn.execute("SELECT pg_stat_get_xact_numscans(to_regclass(%s))", (HNSW,)).fetchone()
+def _scans(conn: psycopg.Connection[Any], index: str = HNSW) -> int:
+    """Scans of ``index`` so far in this transaction (0 if there is no such index)."""
+    row = conn.execute("SELECT coalesce(pg_stat_get_xact_numscans(to_regclass(%s)), 0)",
+                       (index,)).fetchone()
     assert row is not None
     return int(row[0])
 
 
 def _branch(conn: psycopg.Connection[Any], ask: dict[str, Any]) -> str:
     """Which way recall's vector list ran: "walk" (it scanned the HNSW index) or "sort"."""
-    before = _hnsw_scans(conn)
+    before = _scans(conn)
     found = candidates.send(conn, **ask).result().vector
     assert found is not None and len(found) == ask["n"]
-    return "walk" if _hnsw_scans(conn) > before else "sort"
+    return "walk" if _scans(conn) > before else "sort"
 
 
 def test_a_subject_over_the_exact_limit_is_walked_and_one_within_it_sorted(

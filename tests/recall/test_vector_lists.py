@@ -23,16 +23,9 @@ from tests.recall.test_large_subjects import (
     PLANTED,
     PRICED_OUT_SORT,
     _ask,
-    _hnsw_scans,
+    _scans,
     seeded,  # noqa: F401 (a fixture)
 )
-
-
-def _scans(conn: psycopg.Connection[Any], index: str) -> int:
-    row = conn.execute("SELECT coalesce(pg_stat_get_xact_numscans(to_regclass(%s)), 0)",
-                       (index,)).fetchone()
-    assert row is not None
-    return int(row[0])
 
 
 def _indexes(owner_conn: psycopg.Connection[Any]) -> dict[str, tuple[bool, list[str] | None]]:
@@ -240,10 +233,10 @@ def test_a_large_subject_walks_the_lists_index_and_finds_the_exact_nearest(
         assert candidates.probes(size.lists, size.memories) == size.lists
         for query in queries:
             ask = _ask("user:large", query)
-            lists_before, hnsw_before = _scans(conn, vector_lists.INDEX), _hnsw_scans(conn)
+            lists_before, hnsw_before = _scans(conn, vector_lists.INDEX), _scans(conn)
             walked = candidates.send(conn, **ask, size=size).result().vector
             assert _scans(conn, vector_lists.INDEX) == lists_before + 1
-            assert _hnsw_scans(conn) == hnsw_before
+            assert _scans(conn) == hnsw_before
             exact = candidates.send(conn, **ask, exact=True).result().vector
             assert walked is not None and exact is not None and len(walked) == 40
             assert [d for _, d in walked] == sorted(d for _, d in walked)
