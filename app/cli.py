@@ -79,7 +79,7 @@ def vector_lists() -> int:
         lists = vector_lists.current_lists(driver)
     if built is not None:
         why = {"new": "there was none", "size": f"it had {built.replaced} lists",
-               "churn": "more versions were written since it was built than it held"}
+               "churn": "a tenth as many versions were written since it was built as it held"}
         print(f"lethe: built with {built.lists} lists over {built.versions:,} versions"
               f" ({why.get(built.reason, built.reason)})", flush=True)
     elif lists is None:

@@ -36,6 +36,7 @@ import uuid
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -189,6 +190,10 @@ def _seed(owner: str, tenant_id: uuid.UUID, count: int, subjects: int,
     batch = 2_000
     texts = memory_texts(count, distinct=True)
     done = 0
+    # Written over the past year, as a store in use would be: recall sorts beside the lists
+    # walk what changed shortly before the lists index was built (candidates.SINCE_MARGIN),
+    # which for memories all stamped now, just before the build, would be every one of them.
+    history, now = random.Random(17), datetime.now(UTC)
     with psycopg.connect(owner) as conn:
         # Building the HNSW index once after the load is far faster than growing it per row.
         index_sql = conn.execute(
@@ -203,18 +208,20 @@ def _seed(owner: str, tenant_id: uuid.UUID, count: int, subjects: int,
             for offset, (text, vector) in enumerate(zip(chunk, vectors, strict=True)):
                 memory_id, version_id = uuid.uuid4(), uuid.uuid4()
                 subject = f"user:{(done + offset) % subjects:05d}"
+                written = now - timedelta(days=history.uniform(1, 365))
                 memory_rows.append((memory_id, tenant_id, subject, "preferential", "active", 1,
-                                    version_id))
+                                    version_id, written, written, written, written))
                 version_rows.append((version_id, tenant_id, memory_id, 1, text,
-                                     vector_literal(vector)))
+                                     vector_literal(vector), written))
             with conn.cursor() as cur:
                 cur.execute("SET session_replication_role = replica")  # FK checks off for load
                 with cur.copy("COPY memory (id, tenant_id, subject, volatility, state, revision,"
-                              " current_version_id) FROM STDIN") as copy:
+                              " current_version_id, created_at, updated_at, state_changed_at,"
+                              " last_validated_at) FROM STDIN") as copy:
                     for row in memory_rows:
                         copy.write_row(row)
                 with cur.copy("COPY memory_version (id, tenant_id, memory_id, seq, text,"
-                              " embedding) FROM STDIN") as copy:
+                              " embedding, created_at) FROM STDIN") as copy:
                     for row in version_rows:
                         copy.write_row(row)
                 cur.execute("SET session_replication_role = origin")

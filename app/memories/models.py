@@ -62,6 +62,8 @@ class Memory(SQLModel, table=True):
         CheckConstraint("revision >= 1", name="revision"),
         Index("ix_memory_tenant_id_subject_state", "tenant_id", "subject", "state"),
         Index("ix_memory_tenant_id_created_at_id", "tenant_id", "created_at", "id"),
+        # A large subject's memories changed since the lists index was built (migration 0012).
+        Index("ix_memory_tenant_id_subject_updated_at", "tenant_id", "subject", "updated_at"),
         Index("ix_memory_superseded_by", "superseded_by"),
         # From a version an HNSW walk found to the memory it is current for (large subjects).
         Index("ix_memory_current_version_id", "current_version_id"),

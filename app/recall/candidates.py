@@ -12,6 +12,7 @@ import uuid
 from collections.abc import Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 import psycopg
@@ -53,34 +54,59 @@ _WALK_VECTOR_SQL = f"""
 # whose centroids are nearest the query, then more while the subject filter drops rows. It
 # reads whole lists, so it does not lose its way between clusters of similar memories as a
 # walk of the HNSW graph can (docs/decisions.md, "The walk is of an IVFFlat index").
+# The centroids describe the table when the index was built. A memory changed since (from
+# `since`, a little before the build) may say something none of them is near, and be filed
+# under a list no query near it probes (on the benchmark, five thousand memories of new
+# topics: recall@10 0.8 for questions on them), so those memories are sorted exactly beside
+# the walk, and the two re-sorted as one. How many there are is bounded by rebuilding the
+# index on churn (`vector_lists.CHURN_SHARE`).
 HALF_VECTOR = f"halfvec({EMBEDDING_DIMENSIONS})"
 _LISTS_WALK_SQL = f"""
-    SELECT id, distance FROM ({_SUBJECT_VECTORS}
-        ORDER BY v.embedding::{HALF_VECTOR} <=> CAST(%(embedding)s AS {HALF_VECTOR})
-        LIMIT %(n)s
-    ) walked
+    WITH changed AS MATERIALIZED ({_SUBJECT_VECTORS} AND m.updated_at >= %(since)s)
+    SELECT id, distance FROM (
+        (SELECT id, distance FROM ({_SUBJECT_VECTORS}
+            ORDER BY v.embedding::{HALF_VECTOR} <=> CAST(%(embedding)s AS {HALF_VECTOR})
+            LIMIT %(n)s) walked)
+        UNION
+        (SELECT id, distance FROM changed ORDER BY distance, id LIMIT %(n)s)
+    ) found
     ORDER BY distance, id
+    LIMIT %(n)s
 """
 
-# The lists of the valid IVFFlat index on the versions, found by access method, not name:
-# while one replaces another, either serves. None while there is none.
-LISTS_SQL = """
-    SELECT max(o.option_value::int)
+# A build's time as its record in the index's comment gives it (app/recall/vector_lists.py):
+# seconds since the epoch, read by a pattern that matches digits only, so a comment written
+# by hand can never make the cast fail. NULL for an index without one.
+_BUILT_AT = ("""to_timestamp(substring(obj_description(c.oid, 'pg_class')"""
+             """ from '"built_at": ([0-9]+(?:[.][0-9]+)?)')::float8)""")
+# Memories changed this long before the build are sorted beside the walk too: their version
+# may have committed after the build's k-means took its sample, or been stamped by an API
+# server whose clock runs a little behind the database's.
+SINCE_MARGIN = "1 minute"
+
+# The valid IVFFlat index on the versions that has a record of its build, found by access
+# method, not name: while one replaces another, either serves, and the older build's time is
+# the one that bounds what both describe. No row while there is none.
+LISTS_SQL = f"""
+    SELECT o.option_value::int AS lists, {_BUILT_AT} - interval '{SINCE_MARGIN}' AS since
     FROM pg_index i
     JOIN pg_class c ON c.oid = i.indexrelid
     JOIN pg_am a ON a.oid = c.relam
     CROSS JOIN LATERAL pg_options_to_table(c.reloptions) o
     WHERE i.indrelid = 'memory_version'::regclass AND i.indisvalid AND i.indisready
-      AND a.amname = 'ivfflat' AND o.option_name = 'lists'
+      AND a.amname = 'ivfflat' AND o.option_name = 'lists' AND {_BUILT_AT} IS NOT NULL
+    ORDER BY since
+    LIMIT 1
 """
 
 # How many live memories the subject has, beside how many versions the index holds and the
-# lists index's lists.
+# lists index's lists and `since`.
 _SIZE_SQL = f"""
-    SELECT count(*), (SELECT reltuples FROM pg_class WHERE oid = 'memory_version'::regclass),
-           ({LISTS_SQL})
-    FROM memory m
-    WHERE m.subject = %(subject)s AND m.state = ANY(%(states)s)
+    SELECT (SELECT count(*) FROM memory m
+            WHERE m.subject = %(subject)s AND m.state = ANY(%(states)s)),
+           (SELECT reltuples FROM pg_class WHERE oid = 'memory_version'::regclass),
+           lists_index.lists, lists_index.since
+    FROM (SELECT 1) one LEFT JOIN ({LISTS_SQL}) lists_index ON true
 """
 
 # The exact list: every row of the subject, gathered first (a materialized CTE the planner
@@ -206,12 +232,14 @@ def scan_settings() -> dict[str, str]:
 
 @dataclass(frozen=True)
 class SubjectSize:
-    """A subject's live memories, the index's versions (PostgreSQL's estimate) and the lists
-    of the lists index, if there is one."""
+    """A subject's live memories, the index's versions (PostgreSQL's estimate) and, if there
+    is a lists index, its lists and the time from which changed memories are sorted beside
+    its walk."""
 
     memories: int
     versions: float
     lists: int | None = None
+    since: datetime | None = None
 
     def walks(self) -> bool:
         """Whether recall walks an index for this subject's nearest, rather than sort its
@@ -239,7 +267,7 @@ class PendingSize:
         row = self.cursor.fetchone()
         assert row is not None, "a count always answers"
         return SubjectSize(memories=int(row[0]), versions=float(row[1]),
-                           lists=None if row[2] is None else int(row[2]))
+                           lists=None if row[2] is None else int(row[2]), since=row[3])
 
 
 def send_size(conn: psycopg.Connection[Any], *, subject: str,
@@ -309,7 +337,7 @@ def send(
             # In a pipeline this setting travels with the walk: no round trip of its own.
             conn.execute("SELECT set_config('ivfflat.probes', %s, true)",
                          (str(probes(size.lists, size.memories)),))
-            vector = conn.execute(_LISTS_WALK_SQL, ask, prepare=False)
+            vector = conn.execute(_LISTS_WALK_SQL, {**ask, "since": size.since}, prepare=False)
         else:
             vector = conn.execute(_WALK_VECTOR_SQL, ask, prepare=False)
     return PendingLists(

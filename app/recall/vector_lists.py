@@ -5,7 +5,9 @@ finds among the rows present when the index is built: built on an empty table, e
 lands in one list and the walk scans them all. So no migration creates it. `ensure` builds it
 once the table holds enough versions for any subject to be walked (`candidates.EXACT_UP_TO`),
 and builds it again when the table has grown or shrunk so far that another number of lists
-suits it, or when more versions have been written since than it was built over. Beat runs
+suits it, or when a tenth as many versions have been written since as it was built over.
+Recall sorts the memories changed since a build beside the walk (`candidates._LISTS_WALK_SQL`),
+so the rebuild on churn bounds that sort rather than repairs the walk. Beat runs
 `ensure` (app/recall/tasks.py); building takes seconds for 100,000 versions and runs
 CONCURRENTLY, so writes go on meanwhile.
 
@@ -44,6 +46,8 @@ ROWS_PER_LIST = 1_000
 MIN_LISTS = 10
 # Rebuilt when the number of lists the table calls for is this far from the index's.
 REBUILD_FACTOR = 2.0
+# Rebuilt when this share of the versions it was built over has been written since.
+CHURN_SHARE = 0.1
 # One builder at a time across the installation (beat ticks may overlap).
 _LOCK_KEY = 0x4C45_5448_4500_0001
 
@@ -81,13 +85,15 @@ class Built:
     lists: int
     versions: int
     replaced: int | None  # the lists of the index it replaced, if any
-    reason: str  # "new", "size" (the table calls for other lists) or "churn" (see `_churned`)
+    # "new" (none that recall can use: no index, or none with a record of its build), "size"
+    # (the table calls for other lists) or "churn" (see `churned`)
+    reason: str
 
 
 def current_lists(conn: psycopg.Connection[Any]) -> int | None:
     """The lists of the valid index recall would walk, or None if there is none."""
     row = conn.execute(candidates.LISTS_SQL).fetchone()
-    return None if row is None or row[0] is None else int(row[0])
+    return None if row is None else int(row[0])
 
 
 def ensure(conn: psycopg.Connection[Any]) -> Built | None:
@@ -114,53 +120,54 @@ def _ensure(conn: psycopg.Connection[Any]) -> Built | None:
         return None
     wanted = wanted_lists(versions)
     inserts = _inserts(conn)
-    if have is None:
+    record = _recorded(conn)
+    if have is None or record is None:
         reason = "new"
     elif not 1 / REBUILD_FACTOR < wanted / have < REBUILD_FACTOR:
         reason = "size"
-    elif _churned(conn, versions=versions, inserts=inserts):
+    elif inserts < record["inserts"]:
+        # The statistics were reset since the build: count from now.
+        _record(conn, INDEX, {**record, "inserts": inserts})
+        return None
+    elif churned(record, inserts):
         reason = "churn"
     else:
         return None
     log.info("building the vector lists index (%s): %d lists over %d versions (was %s)",
              reason, wanted, versions, have)
     _drop(conn, _NEXT)  # a build that died (CONCURRENTLY leaves an invalid index behind)
+    # Read before the build starts: what k-means samples is the table from then on.
+    started = conn.execute("SELECT extract(epoch FROM clock_timestamp())::float8").fetchone()
+    assert started is not None
     conn.execute(sql.SQL("SET maintenance_work_mem = {}").format(sql.Literal(_BUILD_MEMORY)))
     try:
         conn.execute(definition(_NEXT, wanted, concurrently=True))
     finally:
         conn.execute("RESET maintenance_work_mem")
+    # Recorded before the swap, so recall never sees the new index without its build time.
+    _record(conn, _NEXT, {"versions": versions, "inserts": inserts, "built_at": started[0]})
     # Recall finds any valid lists index by its access method, not its name, so between
     # the two statements it walks the new one.
     _drop(conn, INDEX)
     conn.execute(sql.SQL("ALTER INDEX {} RENAME TO {}").format(
         sql.Identifier(_NEXT), sql.Identifier(INDEX)))
-    _record(conn, versions=versions, inserts=inserts)
     conn.execute("ANALYZE memory_version")
     return Built(lists=wanted, versions=versions, replaced=have, reason=reason)
 
 
-# The index's centroids describe the table it was built over. One whose size holds while its
-# content turns over (memories forgotten and purged, new ones written) drifts away from them,
-# and a walk then reads lists that hold less of what is near the query. So it is also built
-# again once more versions have been written since the build than it was built over. The
-# record of the build is the index's comment: the versions it was built over and the table's
-# insert counter then (PostgreSQL's statistics, which row-level security does not hide).
+# The index's centroids describe the table it was built over; recall sorts what changed since
+# beside the walk, so a table whose content turns over (memories forgotten and purged, new ones
+# written) costs recall more the longer it goes without a build. The record of a build is the
+# index's comment: the versions it was built over, the table's insert counter then
+# (PostgreSQL's statistics, which row-level security does not hide) and when it started.
+# Recall walks no index without one.
 
-def _churned(conn: psycopg.Connection[Any], *, versions: int, inserts: int) -> bool:
-    built = _recorded(conn)
-    if built is None or inserts < built["inserts"]:
-        # Built before records were kept, or the statistics were reset since: count from now.
-        _record(conn, versions=versions, inserts=inserts)
-        return False
-    return churned(built, inserts)
-
-
-def churned(built: dict[str, int], inserts: int) -> bool:
-    """Whether more versions were written since the build ``built`` records than it was built
-    over (at least `min_versions`). The statistics reach the counter a few seconds late: a
-    build counts what was written just before it as written after, which is harmless."""
-    return inserts - built["inserts"] > max(built["versions"], min_versions())
+def churned(built: dict[str, Any], inserts: int) -> bool:
+    """Whether `CHURN_SHARE` of the versions the build ``built`` records (at least
+    `min_versions`) have been written since. The statistics reach the counter a few seconds
+    late: a build counts what was written just before it as written after, which is
+    harmless."""
+    return inserts - built["inserts"] > CHURN_SHARE * max(built["versions"], min_versions())
 
 
 def _finish_swap(conn: psycopg.Connection[Any]) -> None:
@@ -185,19 +192,21 @@ def _inserts(conn: psycopg.Connection[Any]) -> int:
     return 0 if row is None else int(row[0])
 
 
-def _record(conn: psycopg.Connection[Any], *, versions: int, inserts: int) -> None:
+def _record(conn: psycopg.Connection[Any], name: str, record: dict[str, Any]) -> None:
     conn.execute(sql.SQL("COMMENT ON INDEX {} IS {}").format(
-        sql.Identifier(INDEX), sql.Literal(json.dumps({"versions": versions, "inserts": inserts}))))
+        sql.Identifier(name), sql.Literal(json.dumps(record))))
 
 
-def _recorded(conn: psycopg.Connection[Any]) -> dict[str, int] | None:
+def _recorded(conn: psycopg.Connection[Any]) -> dict[str, Any] | None:
+    """The index's record (versions, inserts, built_at), or None if it has none it can read."""
     row = conn.execute("SELECT obj_description(to_regclass(%s), 'pg_class')",
                        (INDEX,)).fetchone()
     if row is None or not row[0]:
         return None
     try:
         record = json.loads(row[0])
-        return {"versions": int(record["versions"]), "inserts": int(record["inserts"])}
+        return {"versions": int(record["versions"]), "inserts": int(record["inserts"]),
+                "built_at": float(record["built_at"])}
     except (ValueError, TypeError, KeyError):
         return None
 

@@ -7,8 +7,12 @@ test_large_subjects.py, whose seeded subjects these tests reuse.
 
 from __future__ import annotations
 
+import json
+import math
+import random
 import uuid
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import psycopg
@@ -16,6 +20,7 @@ import pytest
 
 from app.core import db
 from app.core.celery_app import celery_app
+from app.memories.models import EMBEDDING_DIMENSIONS
 from app.recall import candidates, tasks, vector_lists
 from bench.synthetic import QUERIES
 from tests.recall import bulk
@@ -123,7 +128,7 @@ def _write_versions(owner_conn: psycopg.Connection[Any], tenant_id: uuid.UUID, c
     owner_conn.execute("SELECT 1")
 
 
-def test_rebuilt_once_more_versions_were_written_than_it_was_built_over(
+def test_rebuilt_once_a_share_of_what_it_was_built_over_has_been_written_since(
     owner_conn: psycopg.Connection[Any], no_lists_index: None, seeded: uuid.UUID,  # noqa: F811
     lowered: None, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -133,22 +138,24 @@ def test_rebuilt_once_more_versions_were_written_than_it_was_built_over(
     built = vector_lists.ensure(owner_conn)
     assert built is not None
     assert vector_lists.ensure(owner_conn) is None
-    _write_versions(owner_conn, seeded, 2 * built.versions)
+    _write_versions(owner_conn, seeded, int(vector_lists.CHURN_SHARE * built.versions) // 2)
+    assert vector_lists.ensure(owner_conn) is None
+    _write_versions(owner_conn, seeded, int(vector_lists.CHURN_SHARE * built.versions))
     again = vector_lists.ensure(owner_conn)
     assert again is not None and again.reason == "churn" and again.lists == built.lists
     assert vector_lists.ensure(owner_conn) is None  # counted from the new build
 
 
-def test_churn_is_more_versions_written_than_the_index_was_built_over(
+def test_churn_is_a_tenth_of_the_versions_the_index_was_built_over_written_since(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(candidates, "EXACT_UP_TO", 500)
     built = {"versions": 1_000, "inserts": 5_000}
-    assert not vector_lists.churned(built, 6_000)
-    assert vector_lists.churned(built, 6_001)
-    # Never less than a table large enough to build for.
-    assert not vector_lists.churned({"versions": 100, "inserts": 0}, 500)
-    assert vector_lists.churned({"versions": 100, "inserts": 0}, 501)
+    assert not vector_lists.churned(built, 5_100)
+    assert vector_lists.churned(built, 5_101)
+    # Never less than a tenth of a table large enough to build for.
+    assert not vector_lists.churned({"versions": 100, "inserts": 0}, 50)
+    assert vector_lists.churned({"versions": 100, "inserts": 0}, 51)
 
 
 def test_a_reset_of_the_statistics_starts_the_count_again(
@@ -156,14 +163,39 @@ def test_a_reset_of_the_statistics_starts_the_count_again(
     lowered: None, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """A record counting from more inserts than the table has had (its statistics were reset
-    since, or the index was built before records were kept) is written again, with no build."""
+    since) is written again, keeping the build's time, with no build."""
     monkeypatch.setattr(vector_lists, "ROWS_PER_LIST", 10**9)
     assert vector_lists.ensure(owner_conn) is not None
-    for comment in ('{"versions": 1, "inserts": 1000000000000}', "built by hand"):
-        owner_conn.execute(f"COMMENT ON INDEX {vector_lists.INDEX} IS '{comment}'")
-        assert vector_lists.ensure(owner_conn) is None
-        record = vector_lists._recorded(owner_conn)
-        assert record is not None and record["inserts"] == vector_lists._inserts(owner_conn)
+    built = vector_lists._recorded(owner_conn)
+    assert built is not None
+    owner_conn.execute(f"""COMMENT ON INDEX {vector_lists.INDEX} IS '{json.dumps(
+        {**built, "inserts": 10**12})}'""")
+    assert vector_lists.ensure(owner_conn) is None
+    assert vector_lists._recorded(owner_conn) == {
+        **built, "inserts": vector_lists._inserts(owner_conn)}
+
+
+@pytest.mark.parametrize("comment", [
+    '{"versions": 1, "inserts": 1}',  # a record from before build times were kept
+    "built by hand", '{"built_at": "yesterday"}',
+])
+def test_an_index_without_a_record_of_its_build_time_is_not_walked_and_is_built_again(
+    owner_conn: psycopg.Connection[Any], no_lists_index: None, seeded: uuid.UUID,  # noqa: F811
+    lowered: None, comment: str,
+) -> None:
+    """Without the build's time recall cannot know which memories its centroids may not
+    describe, so it does not walk that index (a walk of the HNSW index serves meanwhile), and
+    the next check builds one with a record."""
+    built = vector_lists.ensure(owner_conn)
+    assert built is not None
+    owner_conn.execute(f"COMMENT ON INDEX {vector_lists.INDEX} IS '{comment}'")
+    assert vector_lists.current_lists(owner_conn) is None
+    with db.read_pipeline(seeded, settings=candidates.scan_settings()) as conn:
+        size = candidates.send_size(conn, subject="user:large", states=["active"]).result()
+    assert size.lists is None and size.since is None
+    again = vector_lists.ensure(owner_conn)
+    assert again is not None and again.reason == "new"
+    assert vector_lists.current_lists(owner_conn) == again.lists
 
 
 def test_a_swap_stopped_before_the_rename_is_finished(
@@ -185,11 +217,12 @@ def test_a_build_left_behind_is_dropped_and_done_again(
     owner_conn: psycopg.Connection[Any], no_lists_index: None, seeded: uuid.UUID,  # noqa: F811
     lowered: None,
 ) -> None:
-    """A build that died midway leaves its index under the next name (invalid, if it was
-    concurrent); the next run drops it and builds from scratch."""
+    """A build that died midway leaves its index under the next name (invalid if it was
+    concurrent; without the record of its build in any case); the next run builds from
+    scratch, and that index is gone."""
     owner_conn.execute(vector_lists.definition(vector_lists.INDEX + "_next", 2))
     built = vector_lists.ensure(owner_conn)
-    assert built is not None and built.replaced == 2
+    assert built is not None and built.reason == "new"
     assert _indexes(owner_conn) == {vector_lists.INDEX: (True, [f"lists={built.lists}"])}
 
 
@@ -283,3 +316,59 @@ def test_the_command_builds_it_and_says_so(
     monkeypatch.setattr(vector_lists, "min_versions", lambda: 10**9)
     assert main(["vector-lists"]) == 0
     assert "no index: fewer than 1,000,000,000 versions" in capsys.readouterr().out
+
+
+def _axis(dimension: int, *, toward: dict[int, float] | None = None,
+          noise: random.Random | None = None) -> list[float]:
+    """A unit vector along ``dimension``, leaning ``toward`` others, with a little noise."""
+    vector = [noise.gauss(0, 0.01) if noise else 0.0 for _ in range(EMBEDDING_DIMENSIONS)]
+    vector[dimension] += 1.0
+    for other, weight in (toward or {}).items():
+        vector[other] += weight
+    norm = math.sqrt(sum(value * value for value in vector))
+    return [value / norm for value in vector]
+
+
+def test_memories_changed_since_the_build_are_found_however_far_from_its_centroids(
+    owner_conn: psycopg.Connection[Any], no_lists_index: None, tenant: dict[str, Any],
+    lowered: None, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The index is built over eight clusters (along the first eight axes). Then memories on a
+    new topic arrive (along axis 100, leaning to cluster 0): k-means never saw them, and each
+    is filed under cluster 0's list. A question on the new topic that leans away from cluster
+    0 probes other lists, so a walk alone finds none of them; recall sorts what changed since
+    the build beside the walk, and finds the exact nearest."""
+    tenant_id, noise = uuid.UUID(tenant["id"]), random.Random(3)
+    bulk.load(owner_conn, tenant_id, [
+        (uuid.uuid4(), "user:axes", f"cluster {index % 8}", _axis(index % 8, noise=noise))
+        for index in range(2_400)])
+    owner_conn.execute("UPDATE memory SET updated_at = now() - interval '1 hour'"
+                       " WHERE subject = 'user:axes'")
+    built = vector_lists.ensure(owner_conn)
+    assert built is not None and built.lists == vector_lists.MIN_LISTS
+    arrived = [uuid.uuid4() for _ in range(20)]
+    bulk.load(owner_conn, tenant_id, [
+        (memory_id, "user:axes", "a new topic", _axis(100, toward={0: 0.3}, noise=noise))
+        for memory_id in arrived])
+    monkeypatch.setattr(candidates, "WALK_READS", 1)  # probes: the square root of the lists
+    ask = {"subject": "user:axes", "states": ["active"], "n": 40,
+           "embedding": _axis(100, toward={1: 0.3, 0: -0.3})}
+
+    with db.read_pipeline(tenant_id, settings=candidates.scan_settings()) as conn:
+        size = candidates.send_size(conn, subject="user:axes", states=["active"]).result()
+        assert size.walks() and size.lists == built.lists and size.since is not None
+        probes = candidates.probes(size.lists, size.memories)
+        assert probes < size.lists
+        conn.execute("SELECT set_config('ivfflat.probes', %s, true)", (str(probes),))
+        walk_alone = [row[0] for row in conn.execute(candidates._LISTS_WALK_SQL, {
+            **ask, "embedding": candidates.vector_literal(ask["embedding"]),
+            "since": datetime.now(UTC) + timedelta(days=1)}, prepare=False)]
+        assert len(walk_alone) == 40 and not set(walk_alone) & set(arrived)
+
+        lists_before = _scans(conn, vector_lists.INDEX)
+        walked = candidates.send(conn, **ask, size=size).result().vector
+        assert _scans(conn, vector_lists.INDEX) == lists_before + 1
+        exact = candidates.send(conn, **ask, exact=True).result().vector
+    assert walked is not None and exact is not None
+    assert walked == exact
+    assert {memory_id for memory_id, _ in walked[:20]} == set(arrived)
