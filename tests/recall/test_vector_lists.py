@@ -299,6 +299,7 @@ def test_recall_through_the_api_walks_the_lists_index(
     # `test_a_large_subject_walks_the_lists_index…` checks by the index's scan count).
     assert len(sizes) == 1 and sizes[0] is not None
     assert sizes[0].walks() and sizes[0].lists == vector_lists.MIN_LISTS
+    assert sizes[0].since is not None  # what changed since the build is sorted beside it
 
 
 def test_the_command_builds_it_and_says_so(
