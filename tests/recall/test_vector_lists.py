@@ -255,7 +255,10 @@ def test_a_large_subject_walks_the_lists_index_and_finds_the_exact_nearest(
 ) -> None:
     """With a lists index, a large subject's list comes from it (not from the HNSW index),
     re-sorted by full-precision distance: here it probes every list, so its top ten are the
-    exact top ten; a small subject is still sorted."""
+    exact top ten; a small subject is still sorted. The memories are dated well before the
+    build, so none of them is sorted beside the walk: the walk alone finds them."""
+    owner_conn.execute("UPDATE memory SET updated_at = now() - interval '1 hour'"
+                       " WHERE tenant_id = %s", (seeded,))
     assert vector_lists.ensure(owner_conn) is not None
     queries = QUERIES[:12]
     overlap = 0.0
