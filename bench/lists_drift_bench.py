@@ -31,7 +31,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import psycopg
 
-from bench.common import percentile, use_data_dir
+from bench.common import percentile, use_data_dir, vector_literal
+from bench.recall_bench import _merged_subjects
 from bench.synthetic import QUERIES, _slots
 
 NEW_TEMPLATES = [
@@ -71,7 +72,6 @@ def main() -> None:
     from app.core import migrations
     from app.core.runtime import get_runtime
     from app.embeddings.runtime import embedder
-    from app.recall import vector_lists
 
     runtime = get_runtime()
     migrations.upgrade(runtime)
@@ -82,32 +82,10 @@ def main() -> None:
     subject = f"large:{args.size}"
     try:
         with psycopg.connect(owner, autocommit=True) as conn:
-            _merge(conn, tenant_id, subject, args.size)
-            # Built now, over the table as seeded (a build by hand or by an earlier release
-            # has no record of its time and would be built again anyway).
-            conn.execute(f"DROP INDEX IF EXISTS {vector_lists.INDEX}")
-            built = vector_lists.ensure(conn)
-            print(f"lists index built: {built}", flush=True)
-        rows = [_measure(owner, subject, vectors, "at the build")]
-        written = 0
-        rng = random.Random(5)
-        with psycopg.connect(owner) as conn:
-            ids = [row[0] for row in conn.execute(
-                "SELECT id FROM memory WHERE subject = %s ORDER BY id", (subject,))]
-            chosen = rng.sample(ids, min(steps[-1], len(ids)))
-            while written < len(chosen):
-                _new_versions(conn, tenant_id, chosen[written:written + CHUNK], rng, model)
-                written += len(chosen[written:written + CHUNK])
-                print(f"  {written:,} new versions", end="\r", flush=True)
-                if written in steps:
-                    conn.execute("ANALYZE memory")
-                    conn.execute("ANALYZE memory_version")
-                    conn.commit()
-                    rows.append(_measure(owner, subject, vectors, f"+{written:,} versions"))
-        with psycopg.connect(owner, autocommit=True) as conn:
-            conn.execute(f"DROP INDEX {vector_lists.INDEX}")
-            print(f"\nlists index built again: {vector_lists.ensure(conn)}", flush=True)
-        rows.append(_measure(owner, subject, vectors, f"+{written:,}, index built again"))
+            per_subject = _dated_before_today(conn, tenant_id)
+        # The merge is undone at the end; the new versions stay.
+        with _merged_subjects(owner, tenant_id, per_subject, [args.size]):
+            rows = _drift(owner, tenant_id, subject, steps, vectors, model)
     finally:
         if runtime.embedded_server is not None:
             runtime.embedded_server.stop()
@@ -118,29 +96,56 @@ def main() -> None:
         print("| {} | {:.3f} / {:.3f} | {:.3f} / {:.3f} | {:.1f} / {:.1f} / {:.1f} |".format(*row))
 
 
-def _merge(conn: psycopg.Connection[Any], tenant_id: uuid.UUID, subject: str,
-           size: int) -> None:
-    """Seeded subjects merged into one of ``size`` memories, written a day ago or earlier (a
-    folder seeded before the seeding stamped a history has them all stamped at the seeding)."""
-    if conn.execute("SELECT 1 FROM memory WHERE subject = %s LIMIT 1", (subject,)).fetchone():
-        return
+def _drift(owner: str, tenant_id: uuid.UUID, subject: str, steps: list[int],
+           vectors: dict[str, list[float]], model: Any) -> list[tuple[Any, ...]]:
+    """Build, measure, write new versions measuring after each step, build again, measure."""
+    from app.recall import vector_lists
+
+    with psycopg.connect(owner, autocommit=True) as conn:
+        # Built now, over the table as seeded (a build by hand or by an earlier release has
+        # no record of its time and would be built again anyway).
+        conn.execute(f"DROP INDEX IF EXISTS {vector_lists.INDEX}")
+        print(f"lists index built: {vector_lists.ensure(conn)}", flush=True)
+    rows = [_measure(owner, subject, vectors, "at the build")]
+    written = 0
+    rng = random.Random(5)
+    with psycopg.connect(owner) as conn:
+        ids = [row[0] for row in conn.execute(
+            "SELECT id FROM memory WHERE subject = %s ORDER BY id", (subject,))]
+        chosen = rng.sample(ids, min(steps[-1], len(ids)))
+        while written < len(chosen):
+            _new_versions(conn, tenant_id, chosen[written:written + CHUNK], rng, model)
+            written += len(chosen[written:written + CHUNK])
+            print(f"  {written:,} new versions", end="\r", flush=True)
+            if written in steps:
+                conn.execute("ANALYZE memory")
+                conn.execute("ANALYZE memory_version")
+                conn.commit()
+                rows.append(_measure(owner, subject, vectors, f"+{written:,} versions"))
+    with psycopg.connect(owner, autocommit=True) as conn:
+        conn.execute(f"DROP INDEX {vector_lists.INDEX}")
+        print(f"\nlists index built again: {vector_lists.ensure(conn)}", flush=True)
+    rows.append(_measure(owner, subject, vectors, f"+{written:,}, index built again"))
+    return rows
+
+
+def _dated_before_today(conn: psycopg.Connection[Any], tenant_id: uuid.UUID) -> int:
+    """Every memory written a day ago or earlier (a folder seeded before the seeding stamped a
+    history has them all stamped at the seeding, which would put them all among the changed
+    once the index is built); the seeded memories a subject."""
+    conn.execute("UPDATE memory SET updated_at = now() - interval '1 day'"
+                 " WHERE updated_at > now() - interval '1 day'")
     per_subject = conn.execute(
         "SELECT count(*) FROM memory WHERE tenant_id = %s AND subject = 'user:00000'",
         (tenant_id,)).fetchone()
     assert per_subject is not None and per_subject[0] > 0, "no seeded subjects"
-    conn.execute("UPDATE memory SET subject = %s WHERE tenant_id = %s AND subject LIKE 'user:%%'"
-                 " AND substr(subject, 6)::int < %s", (subject, tenant_id, size // per_subject[0]))
-    conn.execute("UPDATE memory SET updated_at = now() - interval '1 day'"
-                 " WHERE updated_at > now() - interval '1 day'")
-    conn.execute("VACUUM ANALYZE memory")
+    return int(per_subject[0])
 
 
 def _new_versions(conn: psycopg.Connection[Any], tenant_id: uuid.UUID, memory_ids: list[uuid.UUID],
                   rng: random.Random, model: Any) -> None:
     """A new current version for each memory, on the new topics (three facts each), as the
     write path leaves it: version appended, pointer and revision moved, `updated_at` now."""
-    from app.recall.candidates import vector_literal
-
     texts = [" ".join(NEW_TEMPLATES[(index + offset) % len(NEW_TEMPLATES)].format(**_slots(rng))
                       for offset in (0, 3, 7)) for index in range(len(memory_ids))]
     embedded = model.embed(texts)
@@ -181,7 +186,7 @@ def _measure(owner: str, subject: str, vectors: dict[str, list[float]],
                      (str(candidates.probes(size.lists, size.memories)),))
         never = datetime.now(UTC) + timedelta(days=365)
         for query in QUERIES + NEW_QUERIES:
-            ask = {**params, "embedding": candidates.vector_literal(vectors[query])}
+            ask = {**params, "embedding": vector_literal(vectors[query])}
             started = time.perf_counter()
             exact = [row[0] for row in conn.execute(candidates._EXACT_VECTOR_SQL, ask)][:10]
             times["sort"].append((time.perf_counter() - started) * 1000)

@@ -88,13 +88,16 @@ SINCE_MARGIN = "1 minute"
 # method, not name: while one replaces another, either serves, and the older build's time is
 # the one that bounds what both describe. No row while there is none.
 LISTS_SQL = f"""
-    SELECT o.option_value::int AS lists, {_BUILT_AT} - interval '{SINCE_MARGIN}' AS since
-    FROM pg_index i
-    JOIN pg_class c ON c.oid = i.indexrelid
-    JOIN pg_am a ON a.oid = c.relam
-    CROSS JOIN LATERAL pg_options_to_table(c.reloptions) o
-    WHERE i.indrelid = 'memory_version'::regclass AND i.indisvalid AND i.indisready
-      AND a.amname = 'ivfflat' AND o.option_name = 'lists' AND {_BUILT_AT} IS NOT NULL
+    SELECT lists, since FROM (
+        SELECT o.option_value::int AS lists, {_BUILT_AT} - interval '{SINCE_MARGIN}' AS since
+        FROM pg_index i
+        JOIN pg_class c ON c.oid = i.indexrelid
+        JOIN pg_am a ON a.oid = c.relam
+        CROSS JOIN LATERAL pg_options_to_table(c.reloptions) o
+        WHERE i.indrelid = 'memory_version'::regclass AND i.indisvalid AND i.indisready
+          AND a.amname = 'ivfflat' AND o.option_name = 'lists'
+    ) lists_indexes
+    WHERE since IS NOT NULL
     ORDER BY since
     LIMIT 1
 """
