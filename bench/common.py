@@ -83,3 +83,10 @@ def percentile(values: list[float], percentile: int) -> float:
 
 def vector_literal(vector: list[float]) -> str:
     return "[" + ",".join(f"{v:.7g}" for v in vector) + "]"
+
+
+def one_value(cursor: Any) -> Any:
+    """The first column of a statement's one row (a psycopg cursor's)."""
+    row = cursor.fetchone()
+    assert row is not None
+    return row[0]

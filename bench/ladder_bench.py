@@ -39,7 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import psycopg
 
-from bench.common import create_tenant, use_data_dir, vector_literal
+from bench.common import create_tenant, one_value, use_data_dir, vector_literal
 from bench.synthetic import memory_texts, subject_memories
 
 NOW = datetime.now(UTC)
@@ -295,9 +295,8 @@ def _seed(owner: str, tenant_id: uuid.UUID, seeds: Iterable[Seed], *, hnsw: bool
     with psycopg.connect(owner) as conn:
         index_sql = None
         if hnsw:  # built once after the load: far faster than growing it row by row
-            index_sql = conn.execute(
-                "SELECT indexdef FROM pg_indexes WHERE indexname = 'ix_memory_version_embedding'"
-            ).fetchone()[0]
+            index_sql = one_value(conn.execute(
+                "SELECT indexdef FROM pg_indexes WHERE indexname = 'ix_memory_version_embedding'"))
             conn.execute("DROP INDEX ix_memory_version_embedding")
         chunk: list[Seed] = []
         for seed in seeds:
@@ -324,7 +323,8 @@ def _seed(owner: str, tenant_id: uuid.UUID, seeds: Iterable[Seed], *, hnsw: bool
 def _copy(conn: psycopg.Connection[Any], tenant_id: uuid.UUID, seeds: list[Seed]) -> None:
     with conn.cursor() as cur:
         cur.execute("SET session_replication_role = replica")
-        memories, versions = [], []
+        memories: list[tuple[Any, ...]] = []
+        versions: list[tuple[Any, ...]] = []
         for seed in seeds:
             memory_id, version_id = seed.id or uuid.uuid4(), uuid.uuid4()
             at = NOW - timedelta(days=seed.age_days)
@@ -374,8 +374,8 @@ def _age(owner: str, tenant_id: uuid.UUID, column: str, *, days: float) -> None:
 
 def _count(owner: str, tenant_id: uuid.UUID, where: str) -> int:
     with psycopg.connect(owner) as conn:
-        return int(conn.execute(f"SELECT count(*) FROM memory WHERE tenant_id = %s AND {where}",
-                                (tenant_id,)).fetchone()[0])
+        return int(one_value(conn.execute(
+            f"SELECT count(*) FROM memory WHERE tenant_id = %s AND {where}", (tenant_id,))))
 
 
 def _snapshot(owner: str, tenant_id: uuid.UUID) -> dict[uuid.UUID, tuple[str, int]]:

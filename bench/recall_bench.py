@@ -36,7 +36,9 @@ import uuid
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -46,8 +48,24 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 import httpx
 import psycopg
 
-from bench.common import create_tenant, live_api, percentile, vector_literal
-from bench.synthetic import QUERIES, memory_texts
+from bench import synthetic, varied
+from bench.common import create_tenant, live_api, one_value, percentile, vector_literal
+
+
+@dataclass(frozen=True)
+class Corpus:
+    texts: Callable[[int], Iterator[str]]  # what is seeded
+    writes: Callable[[int], Iterator[str]]  # what the write throughput posts
+    queries: list[str]
+
+
+CORPORA = {
+    # Seeded with three facts a text, so that 100,000 texts are nearly all different.
+    "templated": Corpus(partial(synthetic.memory_texts, distinct=True),
+                        partial(synthetic.memory_texts, seed=99), synthetic.QUERIES),
+    "varied": Corpus(varied.memory_texts, partial(varied.memory_texts, seed=99),
+                     varied.questions(200)),
+}
 
 
 def main() -> None:
@@ -57,6 +75,9 @@ def main() -> None:
     parser.add_argument("--writes", type=int, default=1_000, help="API writes to time")
     parser.add_argument("--queries", type=int, default=600, help="recalls per concurrency")
     parser.add_argument("--data-dir", type=Path, default=None)
+    parser.add_argument("--corpus", choices=sorted(CORPORA), default="templated",
+                        help="templated: 14 templates, vectors in tight clusters (the earlier "
+                             "rounds); varied: ≈ 110 templates over twenty topics")
     parser.add_argument("--seed-only", action="store_true",
                         help="seed --data-dir for later runs and stop")
     args = parser.parse_args()
@@ -87,16 +108,19 @@ def main() -> None:
     if state_file.exists():
         state = json.loads(state_file.read_text())
         tenant_id, app_key = uuid.UUID(state["tenant_id"]), state["app_key"]
+        if state.get("corpus", "templated") != args.corpus:
+            parser.error(f"{data_dir} holds the {state.get('corpus', 'templated')} corpus")
         print(f"reusing {state['memories']:,} seeded memories in {data_dir}", flush=True)
     else:
         print(f"seeding {args.memories:,} memories over {args.subjects:,} subjects into "
               f"{data_dir}…", flush=True)
         tenant_id, app_key = create_tenant("Bench")
         started = time.perf_counter()
-        _seed(owner, tenant_id, args.memories, args.subjects, model.embed)
+        _seed(owner, tenant_id, CORPORA[args.corpus].texts(args.memories), args.memories,
+              args.subjects, model.embed)
         print(f"  seeded in {time.perf_counter() - started:.0f} s", flush=True)
         state_file.write_text(json.dumps({"tenant_id": str(tenant_id), "app_key": app_key,
-                                          "memories": args.memories}))
+                                          "memories": args.memories, "corpus": args.corpus}))
     # What beat does once the table is large enough (app/recall/vector_lists.py).
     with psycopg.connect(owner, autocommit=True) as conn:
         built = vector_lists.ensure(conn)
@@ -114,17 +138,19 @@ def main() -> None:
     # counts as recall overhead, not as embedding).
     torch.set_num_threads(1)
     raw = getattr(model, "inner", model)
-    vectors = {q: raw.embed_one(q) for q in QUERIES}
+    corpus = CORPORA[args.corpus]
+    vectors = {q: raw.embed_one(q) for q in corpus.queries}
     try:
         with live_api(runtime) as base:
             headers = {"Authorization": f"Bearer {app_key}"}
             rng = random.Random(11)
             subjects = [f"user:{i:05d}" for i in range(args.subjects)]
-            asks = [(rng.choice(subjects), rng.choice(QUERIES)) for _ in range(args.queries)]
+            asks = [(rng.choice(subjects), rng.choice(corpus.queries)) for _ in range(args.queries)]
             with httpx.Client(base_url=base, headers=headers, timeout=60) as client:
                 for subject, query in asks[:20]:  # warm the server's model and pool
                     client.post("/v1/recall", json={"subject": subject, "query": query})
-            writes = _write_throughput(base, headers, subjects, args.writes)
+            writes = _write_throughput(base, headers, subjects,
+                                       list(corpus.writes(args.writes)))
             # Recall at c=1 and its baseline in alternating blocks, each timed in a tight loop
             # as before, so a slow spell of the (shared) machine weighs on both alike.
             recall_1: list[float] = []
@@ -133,10 +159,9 @@ def main() -> None:
             with psycopg.connect(owner, autocommit=True) as conn:
                 for block in (asks[i::BLOCKS] for i in range(BLOCKS)):
                     recall_1 += _recall_latencies(base, headers, block, concurrency=1)
-                    embed_ms += _timed([lambda q=q: raw.embed_one(q) for _, q in block])
+                    embed_ms += _timed([partial(raw.embed_one, q) for _, q in block])
                     bare_ms += _timed([
-                        lambda s=subject, q=query: conn.execute(
-                            _BARE_SQL, (tenant_id, s, vector_literal(vectors[q]))).fetchall()
+                        partial(_bare_query, conn, tenant_id, subject, vectors[query])
                         for subject, query in block])
             recall_httpx = _recall_latencies(base, headers, asks, concurrency=1, client="httpx")
             recall_8 = _recall_latencies(base, headers, asks, concurrency=8)
@@ -179,16 +204,21 @@ def main() -> None:
         for size, how, walk_ms, walk_recall, sort_ms, hnsw_recall in large
     ]
     print()
-    print(f"| measure ({args.memories:,} memories, {args.subjects:,} subjects) | value | check |")
+    print(f"| measure ({args.memories:,} memories, {args.subjects:,} subjects, {args.corpus}"
+          " corpus) | value | check |")
     print("|---|---|---|")
     for name, value, check in rows:
         print(f"| {name} | {value} | {check} |")
 
 
-def _seed(owner: str, tenant_id: uuid.UUID, count: int, subjects: int,
+def _bare_query(conn: psycopg.Connection[Any], tenant_id: uuid.UUID, subject: str,
+                vector: list[float]) -> list[Any]:
+    return conn.execute(_BARE_SQL, (tenant_id, subject, vector_literal(vector))).fetchall()
+
+
+def _seed(owner: str, tenant_id: uuid.UUID, texts: Iterator[str], count: int, subjects: int,
           embed: Callable[[Sequence[str]], list[list[float]]]) -> None:
     batch = 2_000
-    texts = memory_texts(count, distinct=True)
     done = 0
     # Written over the past year, as a store in use would be: recall sorts beside the lists
     # walk what changed shortly before the lists index was built (candidates.SINCE_MARGIN),
@@ -196,15 +226,15 @@ def _seed(owner: str, tenant_id: uuid.UUID, count: int, subjects: int,
     history, now = random.Random(17), datetime.now(UTC)
     with psycopg.connect(owner) as conn:
         # Building the HNSW index once after the load is far faster than growing it per row.
-        index_sql = conn.execute(
-            "SELECT indexdef FROM pg_indexes WHERE indexname = 'ix_memory_version_embedding'"
-        ).fetchone()[0]
+        index_sql = one_value(conn.execute(
+            "SELECT indexdef FROM pg_indexes WHERE indexname = 'ix_memory_version_embedding'"))
         conn.execute("DROP INDEX ix_memory_version_embedding")
         conn.commit()
         while done < count:
             chunk = [next(texts) for _ in range(min(batch, count - done))]
             vectors = embed(chunk)
-            memory_rows, version_rows = [], []
+            memory_rows: list[tuple[Any, ...]] = []
+            version_rows: list[tuple[Any, ...]] = []
             for offset, (text, vector) in enumerate(zip(chunk, vectors, strict=True)):
                 memory_id, version_id = uuid.uuid4(), uuid.uuid4()
                 subject = f"user:{(done + offset) % subjects:05d}"
@@ -240,8 +270,8 @@ def _seed(owner: str, tenant_id: uuid.UUID, count: int, subjects: int,
 
 
 def _write_throughput(base: str, headers: dict[str, str], subjects: list[str],
-                      count: int) -> float:
-    texts = list(memory_texts(count, seed=99))
+                      texts: list[str]) -> float:
+    count = len(texts)
 
     def write(index: int) -> None:
         with httpx.Client(base_url=base, headers=headers, timeout=60) as client:
@@ -424,9 +454,9 @@ def _large_subject(owner: str, size: int, queries: list[str],
     with psycopg.connect(owner, prepare_threshold=None) as conn:
         for name, value in candidates.walk_settings().items():
             conn.execute("SELECT set_config(%s, %s, true)", (name, value))
-        params = {"subject": f"large:{size}", "states": ["active"], "n": 40}
-        known = candidates.send_size(conn, subject=params["subject"],
-                                     states=params["states"]).result()
+        subject, states = f"large:{size}", ["active"]
+        params: dict[str, Any] = {"subject": subject, "states": states, "n": 40}
+        known = candidates.send_size(conn, subject=subject, states=states).result()
         how = ("sort" if not known.walks() else
                "lists walk" if known.lists is not None else "HNSW walk")
         walk_ms, sort_ms, overlap, hnsw_overlap = [], [], 0.0, 0.0
