@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import uuid
 from typing import Any
 
@@ -164,14 +165,15 @@ def test_recall_refuses_a_missing_or_unknown_key(client: Any, tenant: dict[str, 
         assert "results" not in response.json()
 
 
-@pytest.mark.parametrize("ranked_here", [True, False], ids=["small subject", "large subject"])
+@pytest.mark.parametrize("size", ["small", "larger", "large"])
 def test_the_keyword_list_is_read_while_the_query_embeds_and_no_connection_waits_for_it(
-    client: Any, tenant: dict[str, Any], monkeypatch: pytest.MonkeyPatch, ranked_here: bool
+    client: Any, tenant: dict[str, Any], monkeypatch: pytest.MonkeyPatch, size: str
 ) -> None:
     """Given a query still being embedded, recall reads a small subject whole (and ranks its
     keyword list here) or a larger one's keyword list from the database, in a transaction
     that has ended, its connection back in the pool, when the vector is awaited; the
-    database's vector list, if any, comes after."""
+    database's vector list, if any, comes after. A large subject's vector list goes out on
+    another connection once the vector is there, before the keyword list is awaited."""
     from concurrent.futures import Future
 
     from app.embeddings.runtime import embedder
@@ -181,11 +183,24 @@ def test_the_keyword_list_is_read_while_the_query_embeds_and_no_connection_waits
     locker = _remember(client, tenant["app"], "My locker code at the ZX-400 gym is 4471.")
     request = RecallRequest(subject="user:1", query="ZX-400 gym locker code")
     events: list[str] = []
+    vector_sent = threading.Event()
     send, send_rows, send_size = candidates.send, small_subjects.send, candidates.send_size
 
+    class WatchedLists(candidates.PendingLists):
+        def result(self) -> candidates.Lists:
+            if self.keyword is not None:
+                # Long enough for a vector list sent beside this one to go out first.
+                vector_sent.wait(timeout=0 if size != "large" else 10)
+                events.append("await keyword")
+            return super().result()
+
     def watched_send(conn: Any, **ask: Any) -> Any:
-        events.append("vector" if ask.get("embedding") is not None else "keyword")
-        return send(conn, **ask)
+        vector = ask.get("embedding") is not None
+        events.append("vector" if vector else "keyword")
+        pending = send(conn, **ask)
+        if vector:
+            vector_sent.set()
+        return WatchedLists(pending.vector, pending.keyword)
 
     def watched_send_rows(conn: Any, **ask: Any) -> Any:
         events.append("subject's rows")
@@ -204,14 +219,22 @@ def test_the_keyword_list_is_read_while_the_query_embeds_and_no_connection_waits
     monkeypatch.setattr(candidates, "send", watched_send)
     monkeypatch.setattr(small_subjects, "send", watched_send_rows)
     monkeypatch.setattr(candidates, "send_size", watched_send_size)
-    if not ranked_here:
+    if size != "small":
         monkeypatch.setattr(small_subjects, "RANK_IN_PROCESS_UP_TO", 0)
+    if size == "large":
+        monkeypatch.setattr(service, "VECTOR_BESIDE_FROM", 1)
     pending = WatchedFuture()
     pending.set_result(embedder().embed_one(request.query))
     answer = service.recall(uuid.UUID(tenant["id"]), request, pending)
-    assert events == (
-        ["subject's rows", "await vector, 0 connections out"] if ranked_here
-        else ["subject's rows", "size", "keyword", "await vector, 0 connections out", "vector"])
+    assert events == {
+        "small": ["subject's rows", "await vector, 0 connections out"],
+        "larger": ["subject's rows", "size", "keyword", "await keyword",
+                   "await vector, 0 connections out", "vector"],
+        # The keyword list's transaction is still open when the other thread awaits the
+        # vector: it is reading the keyword list, not waiting for the model.
+        "large": ["subject's rows", "size", "keyword", "await vector, 1 connections out",
+                  "vector", "await keyword"],
+    }[size]
     assert [str(result.memory.id) for result in answer.results][:1] == [locker["id"]]
 
 

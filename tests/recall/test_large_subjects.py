@@ -148,6 +148,37 @@ def test_a_recall_through_the_api_finds_a_fact_among_a_thousand(
     assert response.json()["results"][0]["memory"]["text"] == PLANTED
 
 
+def test_a_vector_list_read_beside_the_keyword_list_gives_the_same_answer(
+    client: Any, tenant: dict[str, Any], seeded: uuid.UUID, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Through the API, a hybrid recall whose vector list is read on another connection
+    while the keyword list is read (`service.VECTOR_BESIDE_FROM`) answers as one that reads
+    them one after the other."""
+    from app.recall import service
+
+    beside, watched = service._vector_list_beside, []
+
+    def watched_beside(*args: Any) -> Any:
+        future = beside(*args)
+        watched.append(future is not None)
+        return future
+
+    def answer() -> list[tuple[str, float]]:
+        response = client.post("/v1/recall", headers=tenant["app"], json={
+            "subject": "user:large", "query": "Alice blood group and donor card", "limit": 10})
+        assert response.status_code == 200, response.text
+        return [(result["memory"]["id"], result["score"])
+                for result in response.json()["results"]]
+
+    monkeypatch.setattr(service, "_vector_list_beside", watched_beside)
+    one_after_the_other = answer()
+    monkeypatch.setattr(service, "VECTOR_BESIDE_FROM", LARGE)
+    side_by_side = answer()
+    assert watched == [False, True]
+    assert side_by_side == one_after_the_other
+    assert len(side_by_side) == 10
+
+
 def test_forgetting_and_contradiction_searches_never_walk_the_index(
     seeded: uuid.UUID, monkeypatch: pytest.MonkeyPatch
 ) -> None:
