@@ -181,16 +181,17 @@ def _measure(owner: str, subject: str, vectors: dict[str, list[float]],
             conn.execute("SELECT set_config(%s, %s, true)", (name, value))
         params = {"subject": subject, "states": ["active"], "n": 40}
         size = candidates.send_size(conn, subject=subject, states=["active"]).result()
-        assert size.walks() and size.lists is not None, f"{subject} is not walked: {size}"
+        lists_index = size.lists_index
+        assert size.walks() and lists_index is not None, f"{subject} is not walked: {size}"
         conn.execute("SELECT set_config('ivfflat.probes', %s, true)",
-                     (str(candidates.probes(size.lists, size.memories)),))
+                     (str(candidates.probes(lists_index.lists, size.memories)),))
         never = datetime.now(UTC) + timedelta(days=365)
         for query in QUERIES + NEW_QUERIES:
             ask = {**params, "embedding": vector_literal(vectors[query])}
             started = time.perf_counter()
             exact = [row[0] for row in conn.execute(candidates._EXACT_VECTOR_SQL, ask)][:10]
             times["sort"].append((time.perf_counter() - started) * 1000)
-            for way, since in (("alone", never), ("recall", size.since)):
+            for way, since in (("alone", never), ("recall", lists_index.since)):
                 started = time.perf_counter()
                 walked = [row[0] for row in conn.execute(
                     candidates._LISTS_WALK_SQL, {**ask, "since": since}, prepare=False)][:10]

@@ -458,7 +458,7 @@ def _large_subject(owner: str, size: int, queries: list[str],
         params: dict[str, Any] = {"subject": subject, "states": states, "n": 40}
         known = candidates.send_size(conn, subject=subject, states=states).result()
         how = ("sort" if not known.walks() else
-               "lists walk" if known.lists is not None else "HNSW walk")
+               "lists walk" if known.lists_index is not None else "HNSW walk")
         walk_ms, sort_ms, overlap, hnsw_overlap = [], [], 0.0, 0.0
         for query in queries:
             started = time.perf_counter()

@@ -234,15 +234,22 @@ def scan_settings() -> dict[str, str]:
 
 
 @dataclass(frozen=True)
+class ListsIndex:
+    """The lists index a walk reads: its lists, and the time from which changed memories
+    are sorted beside its walk."""
+
+    lists: int
+    since: datetime
+
+
+@dataclass(frozen=True)
 class SubjectSize:
-    """A subject's live memories, the index's versions (PostgreSQL's estimate) and, if there
-    is a lists index, its lists and the time from which changed memories are sorted beside
-    its walk."""
+    """A subject's live memories, the index's versions (PostgreSQL's estimate) and the lists
+    index, if there is one."""
 
     memories: int
     versions: float
-    lists: int | None = None
-    since: datetime | None = None
+    lists_index: ListsIndex | None = None
 
     def walks(self) -> bool:
         """Whether recall walks an index for this subject's nearest, rather than sort its
@@ -251,15 +258,15 @@ class SubjectSize:
         probed), else the HNSW index if the subject is `WALK_MIN_SHARE` of the index."""
         if self.memories <= EXACT_UP_TO:
             return False
-        if self.lists is not None:
-            return self.lists_walk_reads() * LISTS_ROW_COST < self.memories
+        if self.lists_index is not None:
+            reads = self.lists_walk_reads(self.lists_index.lists)
+            return reads * LISTS_ROW_COST < self.memories
         return self.memories >= WALK_MIN_SHARE * self.versions
 
-    def lists_walk_reads(self) -> float:
-        """Versions a walk of the lists index reads for this subject (all of the lists it
-        probes; the lists are about equally full)."""
-        assert self.lists is not None
-        return probes(self.lists, self.memories) * self.versions / self.lists
+    def lists_walk_reads(self, lists: int) -> float:
+        """Versions a walk of a lists index of ``lists`` reads for this subject (all of the
+        lists it probes; the lists are about equally full)."""
+        return probes(lists, self.memories) * self.versions / lists
 
 
 @dataclass(frozen=True)
@@ -269,8 +276,8 @@ class PendingSize:
     def result(self) -> SubjectSize:
         row = self.cursor.fetchone()
         assert row is not None, "a count always answers"
-        return SubjectSize(memories=int(row[0]), versions=float(row[1]),
-                           lists=None if row[2] is None else int(row[2]), since=row[3])
+        lists_index = None if row[2] is None else ListsIndex(lists=int(row[2]), since=row[3])
+        return SubjectSize(memories=int(row[0]), versions=float(row[1]), lists_index=lists_index)
 
 
 def send_size(conn: psycopg.Connection[Any], *, subject: str,
@@ -336,11 +343,12 @@ def send(
         ask = {**common, "embedding": vector_literal(embedding)}
         if exact or size is None or not size.walks():
             vector = conn.execute(_EXACT_VECTOR_SQL, ask)
-        elif size.lists is not None:
+        elif size.lists_index is not None:
             # In a pipeline this setting travels with the walk: no round trip of its own.
             conn.execute("SELECT set_config('ivfflat.probes', %s, true)",
-                         (str(probes(size.lists, size.memories)),))
-            vector = conn.execute(_LISTS_WALK_SQL, {**ask, "since": size.since}, prepare=False)
+                         (str(probes(size.lists_index.lists, size.memories)),))
+            vector = conn.execute(_LISTS_WALK_SQL, {**ask, "since": size.lists_index.since},
+                                  prepare=False)
         else:
             vector = conn.execute(_WALK_VECTOR_SQL, ask, prepare=False)
     return PendingLists(

@@ -15,7 +15,7 @@ The index is over the vectors cast to half precision (half the size; the walk re
 it finds by the full vector's distance), and that expression is also what keeps it apart
 from the HNSW index on the same column: only a statement ordered by the cast can use it.
 
-Until the index exists recall walks the HNSW index instead (`candidates.SubjectSize.lists`);
+Until the index exists recall walks the HNSW index instead (`candidates.SubjectSize.lists_index`);
 while one replaces another, either serves.
 """
 

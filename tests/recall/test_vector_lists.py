@@ -78,7 +78,8 @@ def lowered(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_a_walk_probes_lists_holding_a_fixed_share_of_the_subject_if_cheaper_than_a_sort(
     memories: int, versions: int, lists: int, probes: int, walks: bool,
 ) -> None:
-    size = candidates.SubjectSize(memories=memories, versions=versions, lists=lists)
+    size = candidates.SubjectSize(memories=memories, versions=versions,
+                                  lists_index=candidates.ListsIndex(lists, datetime.now(UTC)))
     assert candidates.probes(lists, memories) == probes
     assert size.walks() is walks
     assert vector_lists.wanted_lists(versions) == lists
@@ -192,7 +193,7 @@ def test_an_index_without_a_record_of_its_build_time_is_not_walked_and_is_built_
     assert vector_lists.current_lists(owner_conn) is None
     with db.read_pipeline(seeded, settings=candidates.scan_settings()) as conn:
         size = candidates.send_size(conn, subject="user:large", states=["active"]).result()
-    assert size.lists is None and size.since is None
+    assert size.lists_index is None
     again = vector_lists.ensure(owner_conn)
     assert again is not None and again.reason == "new"
     assert vector_lists.current_lists(owner_conn) == again.lists
@@ -265,8 +266,9 @@ def test_a_large_subject_walks_the_lists_index_and_finds_the_exact_nearest(
     with db.read_pipeline(seeded, settings={**candidates.scan_settings(),
                                             **PRICED_OUT_SORT}) as conn:
         size = candidates.send_size(conn, subject="user:large", states=["active"]).result()
-        assert size.walks() and size.lists == vector_lists.MIN_LISTS
-        assert candidates.probes(size.lists, size.memories) == size.lists
+        assert size.walks() and size.lists_index is not None
+        assert size.lists_index.lists == vector_lists.MIN_LISTS
+        assert candidates.probes(vector_lists.MIN_LISTS, size.memories) == vector_lists.MIN_LISTS
         for query in queries:
             ask = _ask("user:large", query)
             lists_before, hnsw_before = _scans(conn, vector_lists.INDEX), _scans(conn)
@@ -301,8 +303,9 @@ def test_recall_through_the_api_walks_the_lists_index(
     # The vector list was sent once, for a subject that walks the lists index (the branch
     # `test_a_large_subject_walks_the_lists_index…` checks by the index's scan count).
     assert len(sizes) == 1 and sizes[0] is not None
-    assert sizes[0].walks() and sizes[0].lists == vector_lists.MIN_LISTS
-    assert sizes[0].since is not None  # what changed since the build is sorted beside it
+    lists_index = sizes[0].lists_index  # with the time from which changes are sorted beside
+    assert sizes[0].walks() and lists_index is not None
+    assert lists_index.lists == vector_lists.MIN_LISTS
 
 
 def test_the_command_builds_it_and_says_so(
@@ -360,9 +363,10 @@ def test_memories_changed_since_the_build_are_found_however_far_from_its_centroi
 
     with db.read_pipeline(tenant_id, settings=candidates.scan_settings()) as conn:
         size = candidates.send_size(conn, subject="user:axes", states=["active"]).result()
-        assert size.walks() and size.lists == built.lists and size.since is not None
-        probes = candidates.probes(size.lists, size.memories)
-        assert probes < size.lists
+        assert size.walks() and size.lists_index is not None
+        assert size.lists_index.lists == built.lists
+        probes = candidates.probes(built.lists, size.memories)
+        assert probes < built.lists
         conn.execute("SELECT set_config('ivfflat.probes', %s, true)", (str(probes),))
         walk_alone = [row[0] for row in conn.execute(candidates._LISTS_WALK_SQL, {
             **ask, "embedding": candidates.vector_literal(ask["embedding"]),
