@@ -100,19 +100,17 @@ _vector_lists = ThreadPoolExecutor(max_workers=4, thread_name_prefix="lethe-vect
 def _vector_list_beside(
     tenant_id: uuid.UUID, request: RecallRequest, size: candidates.SubjectSize | None,
     embedding: Future[list[float]],
-) -> Future[list[tuple[uuid.UUID, float]] | None] | None:
+) -> Future[list[tuple[uuid.UUID, float]]] | None:
     """A large subject's vector list, read on another connection as soon as the vector is
     there (its transaction starts only then); None where there is no keyword list to read
     beside it, or the subject is below `VECTOR_BESIDE_FROM` or was not counted."""
     if request.mode is RecallMode.vector or size is None or size.memories < VECTOR_BESIDE_FROM:
         return None
 
-    def read() -> list[tuple[uuid.UUID, float]] | None:
+    def read() -> list[tuple[uuid.UUID, float]]:
         vector = embedding.result()
         with db.read_pipeline(tenant_id, settings=candidates.walk_settings()) as conn:
-            return candidates.send(conn, subject=request.subject, states=states_for(request),
-                                   n=candidate_count(request.limit), embedding=vector,
-                                   size=size).result().vector
+            return _vector_list(conn, request, vector, size)
 
     return _vector_lists.submit(read)
 
@@ -128,11 +126,21 @@ def _finish(
         assert embedding is not None, "vector recall needs the query embedding"
         n = candidate_count(request.limit)
         vector = (lexical.rows.nearest(embedding, n) if lexical.rows is not None
-                  else candidates.send(conn, subject=request.subject, states=states_for(request),
-                                       n=n, embedding=embedding, size=lexical.size
-                                       ).result().vector)
+                  else _vector_list(conn, request, embedding, lexical.size))
     found = candidates.Lists(vector=vector, keyword=lexical.keyword)
     return results(conn, request=request, found=found, retracted=lexical.retractions)
+
+
+def _vector_list(
+    conn: psycopg.Connection[Any], request: RecallRequest, embedding: Sequence[float],
+    size: candidates.SubjectSize | None,
+) -> list[tuple[uuid.UUID, float]]:
+    """The database's vector list for the subject (sorted, or walked as ``size`` says)."""
+    found = candidates.send(conn, subject=request.subject, states=states_for(request),
+                            n=candidate_count(request.limit), embedding=embedding,
+                            size=size).result().vector
+    assert found is not None, "a vector list was asked for"
+    return found
 
 
 @dataclass(frozen=True)
