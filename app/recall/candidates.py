@@ -139,10 +139,13 @@ _KEYWORD_SQL = """
         )::tsquery AS term
         FROM unnest(tsvector_to_array(to_tsvector('english', %(query)s))) AS lexeme
     ),
+    -- The subject's live memories: counted here unless the caller has counted them in this
+    -- transaction already (`live`; ≈ 4 ms at 50,000), in which case the planner drops the count.
     total AS (
-        SELECT count(*) AS n, greatest(2, ceil(count(*) * %(max_df_share)s))::int AS most
-        FROM memory m
-        WHERE m.subject = %(subject)s AND m.state = ANY(%(states)s)
+        SELECT n, greatest(2, ceil(n * %(max_df_share)s))::int AS most
+        FROM (SELECT coalesce(%(live)s::bigint, (
+                  SELECT count(*) FROM memory m
+                  WHERE m.subject = %(subject)s AND m.state = ANY(%(states)s))) AS n) counted
     ),
     -- The (term, memory) pairs come from `lethe_keyword_matches` (migrations 0010, 0011),
     -- which runs with its owner's rights and applies the tenant itself. When the owner
@@ -333,7 +336,7 @@ def send(
     The vector list sorts the subject's rows, or walks an index if ``size`` says so (the
     lists index if there is one, else the HNSW index; a walk needs `walk_settings` in force);
     never with ``exact``. Without ``size`` the subject is counted first, which costs a round
-    trip."""
+    trip. Given ``size``, the keyword list takes the subject's count from it."""
     assert embedding is not None or query is not None, "ask for at least one list"
     common = {"subject": subject, "states": list(states), "n": n}
     vector = None
@@ -355,7 +358,8 @@ def send(
         vector=vector,
         keyword=None if query is None else conn.execute(_KEYWORD_SQL, {
             **common, "query": query, "min_coverage": min_coverage,
-            "max_df_share": KEYWORD_MAX_DF_SHARE}),
+            "max_df_share": KEYWORD_MAX_DF_SHARE,
+            "live": None if size is None else size.memories}),
     )
 
 

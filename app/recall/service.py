@@ -198,7 +198,7 @@ def _send_lexical(
     if request.mode is not RecallMode.vector:
         keyword = (rows.keyword(n) if rows is not None else
                    candidates.send(conn, subject=request.subject, states=states, n=n,
-                                   query=request.query))
+                                   query=request.query, size=size))
     return PendingLexical(retractions=retracted, size=size, rows=rows, keyword=keyword)
 
 

@@ -197,6 +197,39 @@ def test_a_rare_term_in_a_large_subject_is_looked_up_in_the_gin_index(
     assert scans[GIN] >= 1, scans
 
 
+def test_a_subject_counted_already_is_not_counted_again_by_its_keyword_list(
+    seeded: tuple[uuid.UUID, str],
+) -> None:
+    """Recall reads a larger subject's size before its keyword list; given it, the keyword
+    list takes the count from it instead of reading the subject's memories again, and ranks
+    the same."""
+    tenant_id, planted = seeded
+    query = f"{RARE} every week"
+    with db.read_pipeline(tenant_id, settings=candidates.scan_settings()) as conn:
+        size = candidates.send_size(conn, subject="user:large", states=["active"]).result()
+        assert size.memories == LARGE
+
+        def keyword_list(given: candidates.SubjectSize | None) -> tuple[list[Any], int]:
+            before = _memory_rows_read(conn)
+            found = candidates.send(conn, subject="user:large", states=["active"], n=40,
+                                    query=query, size=given).result().keyword
+            return found or [], _memory_rows_read(conn) - before
+
+        counting, read_counting = keyword_list(None)
+        counted, read_counted = keyword_list(size)
+    assert counted == counting and [str(memory_id) for memory_id, _ in counted] == [planted]
+    assert read_counting - read_counted >= LARGE, (read_counting, read_counted)
+
+
+def _memory_rows_read(conn: psycopg.Connection[Any]) -> int:
+    """Rows read from `memory` and its subject index so far in this transaction."""
+    row = conn.execute("SELECT pg_stat_get_xact_tuples_returned('memory'::regclass)"
+                       " + pg_stat_get_xact_tuples_returned(to_regclass(%s))",
+                       (SUBJECT_INDEX,)).fetchone()
+    assert row is not None
+    return int(row[0])
+
+
 def test_a_term_in_a_large_subject_is_followed_from_its_matches_not_the_subjects_rows(
     owner_conn: psycopg.Connection[Any], tenant: dict[str, Any],
 ) -> None:
