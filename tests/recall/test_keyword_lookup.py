@@ -210,24 +210,15 @@ def test_a_subject_counted_already_is_not_counted_again_by_its_keyword_list(
         assert size.memories == LARGE
 
         def keyword_list(given: candidates.SubjectSize | None) -> tuple[list[Any], int]:
-            before = _memory_rows_read(conn)
+            before = _memory_reads(conn)["rows"]
             found = candidates.send(conn, subject="user:large", states=["active"], n=40,
                                     query=query, size=given).result().keyword
-            return found or [], _memory_rows_read(conn) - before
+            return found or [], _memory_reads(conn)["rows"] - before
 
         counting, read_counting = keyword_list(None)
         counted, read_counted = keyword_list(size)
     assert counted == counting and [str(memory_id) for memory_id, _ in counted] == [planted]
     assert read_counting - read_counted >= LARGE, (read_counting, read_counted)
-
-
-def _memory_rows_read(conn: psycopg.Connection[Any]) -> int:
-    """Rows read from `memory` and its subject index so far in this transaction."""
-    row = conn.execute("SELECT pg_stat_get_xact_tuples_returned('memory'::regclass)"
-                       " + pg_stat_get_xact_tuples_returned(to_regclass(%s))",
-                       (SUBJECT_INDEX,)).fetchone()
-    assert row is not None
-    return int(row[0])
 
 
 def test_a_term_in_a_large_subject_is_followed_from_its_matches_not_the_subjects_rows(
@@ -245,11 +236,11 @@ def test_a_term_in_a_large_subject_is_followed_from_its_matches_not_the_subjects
     owner_conn.execute("SELECT gin_clean_pending_list(%s::regclass)", (GIN,))
     with db.session_scope(tenant_id) as session:
         conn = db.driver_connection(session)
-        before = _memory_scans(conn)
+        before = _memory_reads(conn)
         found = [row[0] for row in conn.execute(MATCHES_SQL, {
             "subject": "user:huge", "states": ["active"], "query": "hackathon",
             "per_term": 1_000})]
-        after = _memory_scans(conn)
+        after = _memory_reads(conn)
     assert len(found) == HUGE // 40
     assert after == before, (before, after)
 
@@ -257,10 +248,14 @@ def test_a_term_in_a_large_subject_is_followed_from_its_matches_not_the_subjects
 HUGE = 20_000
 
 
-def _memory_scans(conn: psycopg.Connection[Any]) -> dict[str, int]:
-    """Sequential scans of `memory` in this transaction, and rows they read."""
+def _memory_reads(conn: psycopg.Connection[Any]) -> dict[str, int]:
+    """Sequential scans of `memory` so far in this transaction, and the rows read from it by
+    them and from its subject index (counted by this backend, whatever role a statement ran
+    as)."""
     row = conn.execute("SELECT pg_stat_get_xact_numscans('memory'::regclass),"
-                       " pg_stat_get_xact_tuples_returned('memory'::regclass)").fetchone()
+                       " pg_stat_get_xact_tuples_returned('memory'::regclass)"
+                       " + pg_stat_get_xact_tuples_returned(to_regclass(%s))",
+                       (SUBJECT_INDEX,)).fetchone()
     assert row is not None
     return {"seq": row[0], "rows": row[1]}
 
