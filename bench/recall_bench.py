@@ -81,6 +81,7 @@ def main() -> None:
     parser.add_argument("--seed-only", action="store_true",
                         help="seed --data-dir for later runs and stop")
     args = parser.parse_args()
+    corpus = CORPORA[args.corpus]
 
     data_dir = args.data_dir or Path(tempfile.mkdtemp(prefix="lethe-bench-"))
     os.environ.update({
@@ -116,8 +117,8 @@ def main() -> None:
               f"{data_dir}…", flush=True)
         tenant_id, app_key = create_tenant("Bench")
         started = time.perf_counter()
-        _seed(owner, tenant_id, CORPORA[args.corpus].texts(args.memories), args.memories,
-              args.subjects, model.embed)
+        _seed(owner, tenant_id, corpus.texts(args.memories), args.memories, args.subjects,
+              model.embed)
         print(f"  seeded in {time.perf_counter() - started:.0f} s", flush=True)
         state_file.write_text(json.dumps({"tenant_id": str(tenant_id), "app_key": app_key,
                                           "memories": args.memories, "corpus": args.corpus}))
@@ -138,7 +139,6 @@ def main() -> None:
     # counts as recall overhead, not as embedding).
     torch.set_num_threads(1)
     raw = getattr(model, "inner", model)
-    corpus = CORPORA[args.corpus]
     vectors = {q: raw.embed_one(q) for q in corpus.queries}
     try:
         with live_api(runtime) as base:

@@ -262,14 +262,11 @@ class SubjectSize:
         if self.memories <= EXACT_UP_TO:
             return False
         if self.lists_index is not None:
-            reads = self.lists_walk_reads(self.lists_index.lists)
+            # The walk reads every version in the lists it probes (about equally full).
+            lists = self.lists_index.lists
+            reads = probes(lists, self.memories) * self.versions / lists
             return reads * LISTS_ROW_COST < self.memories
         return self.memories >= WALK_MIN_SHARE * self.versions
-
-    def lists_walk_reads(self, lists: int) -> float:
-        """Versions a walk of a lists index of ``lists`` reads for this subject (all of the
-        lists it probes; the lists are about equally full)."""
-        return probes(lists, self.memories) * self.versions / lists
 
 
 @dataclass(frozen=True)
