@@ -2,10 +2,11 @@
 
 `bench.synthetic` fills 14 templates from short word lists, so its vectors crowd into 14 tight
 clusters and near-duplicates, which no real store holds and which an HNSW graph navigates
-badly. Here ≈ 120 templates over some twenty topics take slots from larger word lists, and a
-third of the facts carry a qualifying clause, so 100,000 texts are nearly all different and
-spread over the embedding space as a product's memories would. The questions are asked the
-way an assistant would ask them, about the same topics. Reproducible by seed.
+badly (docs/benchmarks.md, "A varied corpus"). Here ≈ 110 templates over some twenty topics
+take slots from larger word lists, and qualifying clauses vary them further, so 92 % of
+100,000 texts are different and they spread over the embedding space as a product's memories
+would. The questions are asked the way an assistant would ask them, about the same topics.
+Reproducible by seed.
 """
 
 from __future__ import annotations
