@@ -290,14 +290,17 @@ def _tenant(name: str) -> uuid.UUID:
 
 def _seed(owner: str, tenant_id: uuid.UUID, seeds: Iterable[Seed], *, hnsw: bool = False,
           batch: int = 5_000) -> None:
-    """COPY memories and their one version; FK checks off for the load, statistics after."""
+    """COPY memories and their one version (the memories' foreign keys off for the load),
+    then statistics."""
+    from app.memories.models import ROUTED_INDEX
+
     started, done = time.perf_counter(), 0
     with psycopg.connect(owner) as conn:
         index_sql = None
         if hnsw:  # built once after the load: far faster than growing it row by row
             index_sql = one_value(conn.execute(
-                "SELECT indexdef FROM pg_indexes WHERE indexname = 'ix_memory_version_embedding'"))
-            conn.execute("DROP INDEX ix_memory_version_embedding")
+                "SELECT indexdef FROM pg_indexes WHERE indexname = %s", (ROUTED_INDEX,)))
+            conn.execute(f"DROP INDEX {ROUTED_INDEX}")
         chunk: list[Seed] = []
         for seed in seeds:
             chunk.append(seed)
@@ -338,11 +341,12 @@ def _copy(conn: psycopg.Connection[Any], tenant_id: uuid.UUID, seeds: list[Seed]
                       " last_validated_at, state_changed_at) FROM STDIN") as copy:
             for row in memories:
                 copy.write_row(row)
+        # The versions' foreign keys and routing trigger (migration 0014) stay on.
+        cur.execute("SET session_replication_role = origin")
         with cur.copy("COPY memory_version (id, tenant_id, memory_id, seq, text, embedding)"
                       " FROM STDIN") as copy:
             for row in versions:
                 copy.write_row(row)
-        cur.execute("SET session_replication_role = origin")
     conn.commit()
 
 

@@ -9,15 +9,18 @@ from typing import Any
 
 from pgvector.sqlalchemy import Vector
 from sqlalchemy import (
+    BigInteger,
     CheckConstraint,
     Column,
     Computed,
+    FetchedValue,
     ForeignKey,
     Index,
     Integer,
     String,
     Text,
     UniqueConstraint,
+    literal_column,
 )
 from sqlalchemy import (
     text as sa_text,
@@ -28,6 +31,13 @@ from sqlmodel import Field, SQLModel
 from app.core.models import timestamp_field
 
 EMBEDDING_DIMENSIONS = 384
+# A version's vector as the HNSW index holds it: its unit vector and a 16-coordinate code of
+# its tenant and subject (`route`), ordered by L2 distance (migration 0014). Within a subject
+# that order is the cosine order.
+ROUTE_DIMENSIONS = 16
+ROUTED_INDEX = "ix_memory_version_routed"
+ROUTED_VECTOR = (
+    f"(lethe_routed({{embedding}}, {{route}})::vector({EMBEDDING_DIMENSIONS + ROUTE_DIMENSIONS}))")
 
 
 class Volatility(enum.StrEnum):
@@ -124,8 +134,12 @@ class MemoryVersion(SQLModel, table=True):
     __tablename__ = "memory_version"
     __table_args__ = (
         UniqueConstraint("memory_id", "seq"),
-        Index("ix_memory_version_embedding", "embedding", postgresql_using="hnsw",
-              postgresql_ops={"embedding": "vector_cosine_ops"}),
+        # Each vector beside a code of its subject (migration 0014), so a walk of the graph
+        # filtered to one subject starts among that subject's versions.
+        Index(ROUTED_INDEX,
+              literal_column(ROUTED_VECTOR.format(embedding="embedding", route="route"))
+              .label("routed"),
+              postgresql_using="hnsw", postgresql_ops={"routed": "vector_l2_ops"}),
         Index("ix_memory_version_search", "search", postgresql_using="gin"),
         Index("ix_memory_version_tenant_id", "tenant_id"),
     )
@@ -148,6 +162,11 @@ class MemoryVersion(SQLModel, table=True):
         sa_column=Column(TSVECTOR, Computed("to_tsvector('english', text)", persisted=True)),
     )
     operation_id: uuid.UUID | None = Field(default=None)
+    # Set by a trigger from the memory's tenant and subject (`lethe_subject_route`), whatever
+    # an insert says, so it is never written here.
+    route: int | None = Field(
+        default=None, sa_column=Column(BigInteger, server_default=FetchedValue(), nullable=False)
+    )
     created_at: datetime = timestamp_field()
 
 

@@ -19,7 +19,7 @@ import psycopg
 from sqlmodel import Session
 
 from app.core import db
-from app.memories.models import EMBEDDING_DIMENSIONS
+from app.memories.models import EMBEDDING_DIMENSIONS, ROUTED_VECTOR
 
 # A recall asks for one list or both; in pipeline mode both statements travel together (one
 # round trip) and each is planned on its own (cheaper than one statement holding both).
@@ -36,14 +36,20 @@ _SUBJECT_VECTORS = f"SELECT m.id, {_DISTANCE} AS distance {_SUBJECT_ROWS}"
 
 # Recall's list for a subject too large to sort in time (`SubjectSize.walks`) while there is
 # no lists index (below): a walk of the HNSW index (docs/decisions.md, "Large subjects walk an
-# index"). Iterative index scans
-# keep the walk going while the subject filter drops what it finds, so `n` rows come back;
+# index"). The index holds each vector beside a code of its subject (migration 0014), and the
+# query is routed the same way, so the walk starts among the subject's versions and the L2
+# order it follows is, within the subject, the cosine order. Iterative index scans keep the
+# walk going while the subject filter drops what it finds, so `n` rows come back;
 # relaxed_order is re-sorted here. Always sent unprepared, so it is planned for its own
 # subject: a generic plan is made for a subject of average size, and for one that size the
 # planner sorts instead of walking.
+_ROUTED_DISTANCE = " <-> ".join([
+    ROUTED_VECTOR.format(embedding="v.embedding", route="v.route"),
+    ROUTED_VECTOR.format(embedding="CAST(%(embedding)s AS vector)",
+                         route="lethe_subject_route(lethe_current_tenant(), %(subject)s)")])
 _WALK_VECTOR_SQL = f"""
     SELECT id, distance FROM ({_SUBJECT_VECTORS}
-        ORDER BY {_DISTANCE}
+        ORDER BY {_ROUTED_DISTANCE}
         LIMIT %(n)s
     ) walked
     ORDER BY distance, id
@@ -190,12 +196,6 @@ def vector_literal(embedding: Sequence[float]) -> str:
 # same rows. Beyond it the walk is ≈ 4× faster but approximate (docs/benchmarks.md, "Large
 # subjects").
 EXACT_UP_TO = 20_000
-# A walk filtered down to a small share of the index visits ≈ 1/share versions per row it
-# keeps: at 0.1 % a list of 40 needs ≈ 40,000, past `hnsw.max_scan_tuples` (20,000), so it
-# comes back short, and it finds less of the exact nearest (0.85 of the top ten at 0.1 %). In
-# a large installation a subject past `EXACT_UP_TO` can be that small a share; its rows are
-# sorted instead.
-WALK_MIN_SHARE = 0.01
 # The widest walk pgvector allows: the walk is for large subjects only, and the wider it is,
 # the more of the exact nearest it finds.
 EF_SEARCH = 1000
@@ -258,7 +258,8 @@ class SubjectSize:
         """Whether recall walks an index for this subject's nearest, rather than sort its
         rows: past `EXACT_UP_TO` memories, and then the lists index if the walk reads less
         than the sort would (a subject that is a small share of the index needs many lists
-        probed), else the HNSW index if the subject is `WALK_MIN_SHARE` of the index."""
+        probed), else the HNSW index, which holds each subject's versions together whatever
+        its share of the index (migration 0014)."""
         if self.memories <= EXACT_UP_TO:
             return False
         if self.lists_index is not None:
@@ -266,7 +267,7 @@ class SubjectSize:
             lists = self.lists_index.lists
             reads = probes(lists, self.memories) * self.versions / lists
             return reads * LISTS_ROW_COST < self.memories
-        return self.memories >= WALK_MIN_SHARE * self.versions
+        return True
 
 
 @dataclass(frozen=True)

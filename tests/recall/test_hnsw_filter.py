@@ -11,6 +11,7 @@ from sqlalchemy import text
 from app.core import db
 from app.embeddings.runtime import embedder
 from app.memories import service
+from app.memories.models import ROUTED_INDEX
 from app.memories.schemas import MemoryCreate
 from app.recall import candidates, small_subjects
 from app.recall import service as recall_service
@@ -41,7 +42,6 @@ def test_iterative_scan_fills_the_limit_under_a_selective_filter(
     query = embedder().embed_one(crowd[0])  # nearest neighbours are all in the crowd
     monkeypatch.setattr(small_subjects, "RANK_IN_PROCESS_UP_TO", 0)
     monkeypatch.setattr(candidates, "EXACT_UP_TO", 0)  # walk, as for a large subject
-    monkeypatch.setattr(candidates, "WALK_MIN_SHARE", 0.0)
     with db.session_scope(tenant_id) as session:
         # Make the planner take the HNSW index, as it does for large subjects.
         session.execute(text("SET LOCAL enable_sort = off"))
@@ -53,7 +53,7 @@ def test_iterative_scan_fills_the_limit_under_a_selective_filter(
                  "states": ["active"], "n": 5},
             )
         )
-        assert "ix_memory_version_embedding" in plan, plan
+        assert ROUTED_INDEX in plan, plan
         db.set_locals(session, candidates.scan_settings())
         found = candidates.lists(session, subject="user:few", states=["active"],
                                  embedding=query, n=5).vector
@@ -63,8 +63,8 @@ def test_iterative_scan_fills_the_limit_under_a_selective_filter(
 def test_recall_names_the_iterative_scan_for_its_transaction(
     tenant: dict[str, Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The recall transaction carries `scan_settings`: with them the HNSW path fills the limit
-    for a small subject; the same path without iterative scans comes up short."""
+    """The recall transaction carries `scan_settings`: with them the HNSW path fills the limit;
+    the same path without iterative scans returns no more than `ef_search` versions."""
     tenant_id = uuid.UUID(tenant["id"])
     crowd = _seed_crowd_and_few(tenant_id)
     query = embedder().embed_one(crowd[0])
@@ -73,12 +73,11 @@ def test_recall_names_the_iterative_scan_for_its_transaction(
     scan_settings = candidates.scan_settings
     monkeypatch.setattr(small_subjects, "RANK_IN_PROCESS_UP_TO", 0)
     monkeypatch.setattr(candidates, "EXACT_UP_TO", 0)  # walk, as for a large subject
-    monkeypatch.setattr(candidates, "WALK_MIN_SHARE", 0.0)
 
     monkeypatch.setattr(candidates, "scan_settings",
                         lambda: {**scan_settings(), **forced_index})
     assert len(recall_service.recall(tenant_id, request, query).results) == 5
 
     monkeypatch.setattr(candidates, "scan_settings", lambda: {
-        **forced_index, "hnsw.iterative_scan": "off", "hnsw.ef_search": "40"})
+        **forced_index, "hnsw.iterative_scan": "off", "hnsw.ef_search": "3"})
     assert len(recall_service.recall(tenant_id, request, query).results) < 5

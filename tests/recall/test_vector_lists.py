@@ -85,9 +85,10 @@ def test_a_walk_probes_lists_holding_a_fixed_share_of_the_subject_if_cheaper_tha
     assert vector_lists.wanted_lists(versions) == lists
 
 
-def test_without_a_lists_index_a_large_share_walks_the_hnsw_index() -> None:
+def test_without_a_lists_index_a_subject_past_the_limit_walks_the_hnsw_index() -> None:
+    """Whatever its share of the index: the index is routed by subject (migration 0014)."""
     assert candidates.SubjectSize(memories=50_000, versions=100_000).walks()
-    assert not candidates.SubjectSize(memories=50_000, versions=10_000_000).walks()
+    assert candidates.SubjectSize(memories=50_000, versions=10_000_000).walks()
     assert not candidates.SubjectSize(memories=20_000, versions=20_000).walks()
 
 
