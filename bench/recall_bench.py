@@ -457,8 +457,12 @@ def _merged_subjects(owner: str, tenant_id: uuid.UUID, per_subject: int,
 
 def _reroute(conn: psycopg.Connection[Any]) -> None:
     """Give every version the route of its memory's subject, as the product does when it
-    writes it (memories never change subject there), with the HNSW index built afresh rather
-    than filed into version by version, and statistics renewed."""
+    writes it (memories never change subject there). The update rewrites the moved versions,
+    so the indexes are built afresh, as they were over versions written once: filed into
+    row by row and vacuumed, the lists index's lists ran to more pages, and its walk at
+    50,000 took 34 ms p50 against 25. The rewritten versions still sit after every other
+    version in the table, which slows some keyword lookups (docs/benchmarks.md, "The HNSW
+    index routed by subject")."""
     from app.memories.models import ROUTED_INDEX
 
     index_sql = one_value(conn.execute(
@@ -467,10 +471,12 @@ def _reroute(conn: psycopg.Connection[Any]) -> None:
     conn.execute("UPDATE memory_version v SET route = lethe_subject_route(m.tenant_id, m.subject)"
                  " FROM memory m WHERE m.id = v.memory_id"
                  " AND v.route <> lethe_subject_route(m.tenant_id, m.subject)")
-    conn.execute("VACUUM ANALYZE memory")
-    conn.execute("VACUUM ANALYZE memory_version")
     conn.execute("SET maintenance_work_mem = '2GB'")
+    conn.execute("VACUUM ANALYZE memory")
+    conn.execute("VACUUM memory_version")
+    conn.execute("REINDEX TABLE memory_version")
     conn.execute(index_sql)
+    conn.execute("ANALYZE memory_version")
 
 
 def _large_subject_recalls(base: str, headers: dict[str, str], size: int,
