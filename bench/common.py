@@ -90,3 +90,14 @@ def one_value(cursor: Any) -> Any:
     row = cursor.fetchone()
     assert row is not None
     return row[0]
+
+
+def take_routed_index(conn: Any) -> str:
+    """Drop the HNSW index and return its definition, to build it once after a bulk change:
+    far faster than filing each version into it."""
+    from app.memories.models import ROUTED_INDEX
+
+    definition = str(one_value(conn.execute(
+        "SELECT indexdef FROM pg_indexes WHERE indexname = %s", (ROUTED_INDEX,))))
+    conn.execute(f"DROP INDEX {ROUTED_INDEX}")
+    return definition

@@ -39,7 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import psycopg
 
-from bench.common import create_tenant, one_value, use_data_dir, vector_literal
+from bench.common import create_tenant, one_value, take_routed_index, use_data_dir, vector_literal
 from bench.synthetic import memory_texts, subject_memories
 
 NOW = datetime.now(UTC)
@@ -292,15 +292,11 @@ def _seed(owner: str, tenant_id: uuid.UUID, seeds: Iterable[Seed], *, hnsw: bool
           batch: int = 5_000) -> None:
     """COPY memories and their one version (the memories' foreign keys off for the load),
     then statistics."""
-    from app.memories.models import ROUTED_INDEX
-
     started, done = time.perf_counter(), 0
     with psycopg.connect(owner) as conn:
         index_sql = None
-        if hnsw:  # built once after the load: far faster than growing it row by row
-            index_sql = one_value(conn.execute(
-                "SELECT indexdef FROM pg_indexes WHERE indexname = %s", (ROUTED_INDEX,)))
-            conn.execute(f"DROP INDEX {ROUTED_INDEX}")
+        if hnsw:
+            index_sql = take_routed_index(conn)
         chunk: list[Seed] = []
         for seed in seeds:
             chunk.append(seed)

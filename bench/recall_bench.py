@@ -49,7 +49,13 @@ import httpx
 import psycopg
 
 from bench import synthetic, varied
-from bench.common import create_tenant, live_api, one_value, percentile, vector_literal
+from bench.common import (
+    create_tenant,
+    live_api,
+    percentile,
+    take_routed_index,
+    vector_literal,
+)
 
 
 @dataclass(frozen=True)
@@ -221,8 +227,6 @@ def _bare_query(conn: psycopg.Connection[Any], tenant_id: uuid.UUID, subject: st
 
 def _seed(owner: str, tenant_id: uuid.UUID, texts: Iterator[str], count: int, subjects: int,
           embed: Callable[[Sequence[str]], list[list[float]]]) -> None:
-    from app.memories.models import ROUTED_INDEX
-
     batch = 2_000
     done = 0
     # Written over the past year, as a store in use would be: recall sorts beside the lists
@@ -230,10 +234,7 @@ def _seed(owner: str, tenant_id: uuid.UUID, texts: Iterator[str], count: int, su
     # which for memories all stamped now, just before the build, would be every one of them.
     history, now = random.Random(17), datetime.now(UTC)
     with psycopg.connect(owner) as conn:
-        # Building the HNSW index once after the load is far faster than growing it per row.
-        index_sql = one_value(conn.execute(
-            "SELECT indexdef FROM pg_indexes WHERE indexname = %s", (ROUTED_INDEX,)))
-        conn.execute(f"DROP INDEX {ROUTED_INDEX}")
+        index_sql = take_routed_index(conn)
         conn.commit()
         while done < count:
             chunk = [next(texts) for _ in range(min(batch, count - done))]
@@ -463,11 +464,7 @@ def _reroute(conn: psycopg.Connection[Any]) -> None:
     50,000 took 34 ms p50 against 25. The rewritten versions still sit after every other
     version in the table, which slows some keyword lookups (docs/benchmarks.md, "The HNSW
     index routed by subject")."""
-    from app.memories.models import ROUTED_INDEX
-
-    index_sql = one_value(conn.execute(
-        "SELECT indexdef FROM pg_indexes WHERE indexname = %s", (ROUTED_INDEX,)))
-    conn.execute(f"DROP INDEX {ROUTED_INDEX}")
+    index_sql = take_routed_index(conn)
     conn.execute("UPDATE memory_version v SET route = lethe_subject_route(m.tenant_id, m.subject)"
                  " FROM memory m WHERE m.id = v.memory_id"
                  " AND v.route <> lethe_subject_route(m.tenant_id, m.subject)")
