@@ -20,9 +20,9 @@ depends_on: str | Sequence[str] | None = None
 # and still found only 0.86 of the exact top ten. Now each version is indexed as its unit
 # vector followed by ROUTE_DIMENSIONS coordinates of ±ROUTE_WEIGHT, the bits of a hash of its
 # tenant and subject. Within a subject the code cancels out, so the L2 order is the cosine
-# order; another subject's vectors stand `4 × ROUTE_WEIGHT² × (bits that differ)` further
-# off (2 on average), so the graph holds each subject's versions together and a walk starts
-# among them. Weight 0.5 keeps the subjects close enough that the graph stays one piece
+# order; to another subject's vectors the squared distance grows by 4 × ROUTE_WEIGHT² for
+# each bit that differs (8 on average, 1 to 16, where unit vectors are at most 4 apart), so
+# the graph holds each subject's versions together and a walk starts among them. Weight 0.5 keeps the subjects close enough that the graph stays one piece
 # (docs/decisions.md, "The HNSW index is routed by subject").
 ROUTE_DIMENSIONS = 16
 ROUTE_WEIGHT = 0.5
