@@ -13,7 +13,8 @@ CONCURRENTLY, so writes go on meanwhile.
 
 The index is over the vectors cast to half precision (half the size; the walk re-sorts what
 it finds by the full vector's distance), and that expression is also what keeps it apart
-from the HNSW index on the same column: only a statement ordered by the cast can use it.
+from the HNSW index over the same column (over its routed form, migration 0014): only a
+statement ordered by the cast can use it.
 
 Until the index exists recall walks the HNSW index instead (`candidates.SubjectSize.lists_index`);
 while one replaces another, either serves.

@@ -11,6 +11,7 @@ that misses a memory would leave it remembered.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from functools import cache
 from typing import Any
 
@@ -38,30 +39,28 @@ def _texts_and_vectors() -> tuple[list[str], list[list[float]]]:
     return texts, embedder().embed(texts)
 
 
-def _seed(owner_conn: psycopg.Connection[Any], tenant_id: uuid.UUID) -> None:
-    """LARGE memories of user:large (one of them PLANTED) and SMALL of user:small."""
+def _seed(owner_conn: psycopg.Connection[Any], tenant_id: uuid.UUID,
+          large: Callable[[int], str] = lambda _: "user:large") -> None:
+    """LARGE memories (one of them PLANTED), the index-th in subject ``large(index)``
+    (all in user:large unless told), and SMALL of user:small."""
     texts, vectors = _texts_and_vectors()
     bulk.load(owner_conn, tenant_id, [
-        (uuid.uuid4(), "user:large" if index < LARGE else "user:small", text_, vector)
+        (uuid.uuid4(), large(index) if index < LARGE else "user:small", text_, vector)
         for index, (text_, vector) in enumerate(zip(texts, vectors, strict=True))])
-
-
-@pytest.fixture
-def crowded(owner_conn: psycopg.Connection[Any], tenant: dict[str, Any]) -> uuid.UUID:
-    """The same memories over a hundred subjects of ten (user:00 … user:99), and user:small."""
-    tenant_id = uuid.UUID(tenant["id"])
-    texts, vectors = _texts_and_vectors()
-    bulk.load(owner_conn, tenant_id, [
-        (uuid.uuid4(), f"user:{index % 100:02d}" if index < LARGE else "user:small", text_,
-         vector)
-        for index, (text_, vector) in enumerate(zip(texts, vectors, strict=True))])
-    return tenant_id
 
 
 @pytest.fixture
 def seeded(owner_conn: psycopg.Connection[Any], tenant: dict[str, Any]) -> uuid.UUID:
     tenant_id = uuid.UUID(tenant["id"])
     _seed(owner_conn, tenant_id)
+    return tenant_id
+
+
+@pytest.fixture
+def crowded(owner_conn: psycopg.Connection[Any], tenant: dict[str, Any]) -> uuid.UUID:
+    """The same memories over a hundred subjects of ten (user:00 … user:99), and user:small."""
+    tenant_id = uuid.UUID(tenant["id"])
+    _seed(owner_conn, tenant_id, lambda index: f"user:{index % 100:02d}")
     return tenant_id
 
 
