@@ -10,17 +10,17 @@ from app.audit.router import router as audit_router
 from app.core import errors
 from app.core.body_limit import BodyLimitMiddleware
 from app.core.config import get_settings
-from app.dependencies.router import router as dependencies_router
 from app.forgetting.describe_router import router as describe_router
-from app.forgetting.ladder_router import router as ladder_router
+from app.forgetting.revalidation_router import router as ladder_router
 from app.forgetting.router import router as forgetting_router
 from app.health.router import router as health_router
 from app.idempotency.router import router as operations_router
 from app.ingestion.router import router as ingestion_router
+from app.invalidation.router import router as dependencies_router
 from app.maintenance.router import router as maintenance_router
 from app.memories.router import router as memories_router
 from app.recall.router import router as recall_router
-from app.settings.router import router as settings_router
+from app.tenant_settings.router import router as settings_router
 from app.tenants.router import router as tenants_router
 
 DESCRIPTION = (

@@ -185,8 +185,8 @@ def _retention(owner: str, count: int, operations: int) -> list[Row]:
 
 def _invalidation(owner: str, count: int, dependents: int) -> list[Row]:
     from app.core import db
-    from app.dependencies import service as dependencies
-    from app.dependencies import tasks as dependency_tasks
+    from app.invalidation import service as dependencies
+    from app.invalidation import tasks as dependency_tasks
 
     tenant_id = _tenant("ladder invalidation")
     with db.session_scope(tenant_id) as session:

@@ -16,7 +16,7 @@ from app.core.config import get_settings
 TASK_MODULES = [
     "app.idempotency.tasks",
     "app.ingestion.tasks",
-    "app.dependencies.tasks",
+    "app.invalidation.tasks",
     "app.maintenance.tasks",
     "app.forgetting.tasks",
     "app.recall.tasks",

@@ -35,10 +35,10 @@ from sqlalchemy import text
 from sqlmodel import Session, col, select
 
 from app.audit import service as audit
-from app.forgetting import contradictions
-from app.forgetting.supersession import Relation, Thresholds, classify_similar
+from app.lifecycle.transitions import transition
+from app.memories import contradictions
 from app.memories.models import LIVE_STATES, Memory, MemoryState, MemoryVersion, ProvenanceEdge
-from app.memories.transitions import transition
+from app.text.supersession import Relation, Thresholds, classify_similar
 
 ACTOR = audit.system_actor("consolidate")
 REASON = "consolidated"

@@ -14,9 +14,9 @@ from sqlmodel import Session, col, select
 
 from app.audit import service as audit
 from app.core.models import utcnow
+from app.lifecycle.transitions import doubt
 from app.memories.models import Memory, MemoryState, Volatility
-from app.memories.transitions import doubt
-from app.settings import service as tenant_settings
+from app.tenant_settings import service as tenant_settings
 
 FLAG = "stale"
 ACTOR = audit.system_actor("decay")

@@ -25,12 +25,12 @@ from app.audit import service as audit
 from app.core import db
 from app.core.models import utcnow
 from app.forgetting import purge, retractions, sources
-from app.forgetting import sentences as sentence_rules
+from app.forgetting import topics as sentence_rules
 from app.forgetting.forget import forget_one
 from app.forgetting.schemas import DescribeResult, SkippedPublic, StruckPublic
+from app.lifecycle.transitions import transition
 from app.memories import service as memories_service
 from app.memories.models import LIVE_STATES, Memory, MemoryState, MemoryVersion
-from app.memories.transitions import transition
 from app.recall import candidates
 from app.recall.ranking import reciprocal_rank_fusion
 

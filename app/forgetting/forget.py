@@ -10,9 +10,9 @@ from sqlmodel import Session, select
 from app.forgetting import retractions, sources
 from app.forgetting.errors import ForgetsNothing, NoSourceToExclude
 from app.forgetting.purge import purge_memory
+from app.lifecycle.transitions import transition
 from app.memories.errors import MemoryNotFound
 from app.memories.models import Memory, MemoryState
-from app.memories.transitions import transition
 
 
 @dataclass(frozen=True)

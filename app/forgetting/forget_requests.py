@@ -13,10 +13,10 @@ from app.core import db
 from app.core.uow import UnitOfWork
 from app.embeddings.runtime import embedder
 from app.forgetting import describe
-from app.forgetting.detector import detect_forget_request
 from app.memories.schemas import Effects, ForgetRequestHandled
-from app.settings import service as tenant_settings
+from app.tenant_settings import service as tenant_settings
 from app.tenants.service import Principal
+from app.text.detector import detect_forget_request
 
 MAX_TARGETS = 5
 

@@ -23,9 +23,9 @@ from sqlmodel import Session, col, select
 from app.audit import service as audit
 from app.core.models import utcnow
 from app.forgetting.forget import forget_one
+from app.lifecycle.transitions import transition
 from app.memories.models import Memory, MemoryState
-from app.memories.transitions import transition
-from app.settings import service as tenant_settings
+from app.tenant_settings import service as tenant_settings
 
 ACTOR = audit.system_actor("retention")
 QUARANTINED, FORGOTTEN = "quarantined", "forgotten"

@@ -20,13 +20,13 @@ from app.core.config import get_settings
 from app.core.errors import LetheError
 from app.core.models import utcnow
 from app.forgetting import sources
-from app.forgetting.detector import detect_forget_request
 from app.idempotency import service as idempotency
 from app.idempotency.models import Operation, OperationStatus
 from app.ingestion.schemas import IngestBody, IngestMessage
 from app.memories import service as memories
 from app.memories.models import Memory, MemoryState
-from app.settings import service as settings
+from app.tenant_settings import service as settings
+from app.text.detector import detect_forget_request
 
 KIND = "ingest"
 ACTOR = audit.system_actor("ingest")

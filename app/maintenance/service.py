@@ -11,9 +11,9 @@ from typing import Any
 from sqlmodel import Session, select
 
 from app.core.models import utcnow
-from app.dependencies import service as dependencies
 from app.forgetting import consolidation, decay, retention
 from app.idempotency.models import Operation, OperationStatus
+from app.invalidation import service as dependencies
 
 RETENTION = timedelta(days=7)
 FINISHED = (OperationStatus.succeeded, OperationStatus.failed)

@@ -11,8 +11,8 @@ from app.core import uow
 from app.core.deps import AppReader, AppWriter, SessionDep, WorkDep
 from app.core.errors import COMMON_PROBLEMS, InvalidRequest, problem_responses
 from app.embeddings.runtime import embedder
-from app.forgetting import contradictions, forget_requests
-from app.memories import queries, service
+from app.forgetting import forget_requests
+from app.memories import contradictions, queries, service
 from app.memories.models import MemoryState
 from app.memories.schemas import (
     ForgetRequestHandled,

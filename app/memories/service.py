@@ -10,8 +10,9 @@ from sqlalchemy import text
 from sqlmodel import Session, col, func, select
 
 from app.core.models import utcnow
-from app.forgetting import contradictions, sources
-from app.memories import queries
+from app.forgetting import sources
+from app.lifecycle.transitions import transition
+from app.memories import contradictions, queries
 from app.memories.errors import (
     IfMatchRequired,
     InvalidIfMatch,
@@ -21,7 +22,6 @@ from app.memories.errors import (
 )
 from app.memories.models import LIVE_STATES, Memory, MemoryState, MemoryVersion, ProvenanceEdge
 from app.memories.schemas import Effects, MemoryCreate, MemoryPatch, MemoryWritten
-from app.memories.transitions import transition
 
 IF_MATCH = re.compile(r'^\s*"(\d{1,9})"\s*$')
 LIVE = [state.value for state in LIVE_STATES]

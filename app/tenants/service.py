@@ -9,7 +9,7 @@ from sqlalchemy import Connection, text
 from sqlmodel import Session, col, select
 
 from app.core import db, security
-from app.settings import service as tenant_settings
+from app.tenant_settings import service as tenant_settings
 from app.tenants.models import ApiKey, Role, Tenant
 
 

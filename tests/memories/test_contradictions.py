@@ -16,10 +16,10 @@ from typing import Any
 import pytest
 
 from app.core import db
-from app.dependencies import service as dependencies
-from app.forgetting.supersession import DEFAULT, Relation, classify
 from app.ingestion import tasks as ingestion_tasks
-from app.settings.schemas import Supersession
+from app.invalidation import service as dependencies
+from app.tenant_settings.schemas import Supersession
+from app.text.supersession import DEFAULT, Relation, classify
 from tests.ingestion.helpers import accepted
 from tests.memories.helpers import created, remember
 

@@ -10,8 +10,8 @@ import pytest
 from fastapi.testclient import TestClient
 
 from app.core import db
+from app.lifecycle.transitions import transition
 from app.memories.models import Memory, MemoryState
-from app.memories.transitions import transition
 
 
 def _remember(client: Any, headers: dict[str, str], text: str, **extra: Any) -> dict[str, Any]:

@@ -21,7 +21,7 @@ from sqlalchemy import text
 
 from app.core import db
 from app.embeddings.runtime import embedder
-from app.forgetting import contradictions
+from app.memories import contradictions
 from app.memories.models import ROUTED_INDEX
 from app.recall import candidates
 from bench.synthetic import QUERIES, memory_texts

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from app.core.runtime import get_runtime
-from app.dependencies import tasks as dependency_tasks
+from app.invalidation import tasks as dependency_tasks
 from tests.concurrency import together
 from tests.core.test_celery_worker import worker
 

@@ -6,8 +6,8 @@ import uuid
 from typing import Any
 
 from app.core import db
+from app.lifecycle.transitions import transition
 from app.memories.models import Memory, MemoryState
-from app.memories.transitions import transition
 
 
 def _remember(client: Any, tenant: dict[str, Any], text: str, **extra: Any) -> dict[str, Any]:

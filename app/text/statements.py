@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from app.forgetting.lexicon import (
+from app.text.lexicon import (
     ADDITIVE,
     CHANGING,
     CUE_STEMS,

@@ -32,9 +32,9 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from app.forgetting.lexicon import same_word, stem, words_of
-from app.forgetting.statements import Statement, parse, speaks_of
-from app.settings.schemas import Supersession
+from app.tenant_settings.schemas import Supersession
+from app.text.lexicon import same_word, stem, words_of
+from app.text.statements import Statement, parse, speaks_of
 
 
 class Relation(enum.StrEnum):

@@ -6,7 +6,7 @@ import uuid
 
 from app.core import db
 from app.core.celery_app import celery_app
-from app.dependencies import service
+from app.invalidation import service
 
 
 @celery_app.task(name="dependencies.invalidate", acks_late=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.forgetting.sentences import join_kept, split
+from app.text.sentences import join_kept, split
 
 
 @pytest.mark.parametrize(

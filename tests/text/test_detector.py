@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.forgetting.detector import ForgetRequest, detect_forget_request
+from app.text.detector import ForgetRequest, detect_forget_request
 
 POSITIVES: list[tuple[str, str]] = [
     # The brief's own examples.

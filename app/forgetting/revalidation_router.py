@@ -9,7 +9,7 @@ from app.audit import service as audit
 from app.core import uow
 from app.core.deps import AppWriter, ComplianceWriter, WorkDep
 from app.core.errors import COMMON_PROBLEMS, problem_responses
-from app.forgetting import ladder
+from app.forgetting import revalidation as ladder
 from app.memories.models import MemoryState
 from app.memories.schemas import MemoryPublic
 

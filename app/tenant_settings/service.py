@@ -10,8 +10,8 @@ from sqlmodel import Session
 
 from app.core.errors import Conflict, NotFound
 from app.core.models import utcnow
-from app.settings.models import TenantSettings
-from app.settings.schemas import (
+from app.tenant_settings.models import TenantSettings
+from app.tenant_settings.schemas import (
     HalfLives,
     Retention,
     SettingsPatch,

@@ -1,6 +1,6 @@
 """Moving a memory along the forgetting ladder on request: confirm, reject, quarantine, release.
 
-Every state change goes through `app.memories.transitions.transition` (legality, revision,
+Every state change goes through `app.lifecycle.transitions.transition` (legality, revision,
 audit). `If-Match` is optional here (API.md: "accept If-Match"); when sent, a stale revision
 is refused with 412 like any edit.
 """
@@ -13,12 +13,12 @@ from sqlmodel import Session, col, select
 
 from app.core.errors import Conflict
 from app.core.models import utcnow
+from app.lifecycle.transitions import transition
 from app.memories import queries
 from app.memories.errors import IllegalTransition, RevisionMismatch
 from app.memories.models import LIVE_STATES, Memory, MemoryState
 from app.memories.schemas import MemoryPublic
 from app.memories.service import expected_revision
-from app.memories.transitions import transition
 
 LIVE = [state.value for state in LIVE_STATES]
 

@@ -21,13 +21,13 @@ from sqlalchemy import text
 from sqlmodel import Session, col, select
 
 from app.core import db
-from app.forgetting import judge as judges
-from app.forgetting.supersession import Relation, Thresholds, Verdict, classify_similar
+from app.lifecycle.transitions import doubt
 from app.memories import queries
 from app.memories.models import LIVE_STATES, Memory, MemoryVersion
-from app.memories.transitions import doubt
 from app.recall.candidates import vector_literal
-from app.settings import service as tenant_settings
+from app.tenant_settings import service as tenant_settings
+from app.text import judge as judges
+from app.text.supersession import Relation, Thresholds, Verdict, classify_similar
 
 FLAG = "contradicted"
 # A new fact rarely contradicts more than one or two others; the nearest few are enough.

@@ -5,8 +5,8 @@ from fastapi import APIRouter
 from app.core import uow
 from app.core.deps import AppReader, ComplianceWriter, SessionDep
 from app.core.errors import COMMON_PROBLEMS, problem_responses
-from app.settings import service
-from app.settings.schemas import SettingsPatch, SettingsPublic
+from app.tenant_settings import service
+from app.tenant_settings.schemas import SettingsPatch, SettingsPublic
 
 router = APIRouter(prefix="/v1/settings", tags=["settings"], route_class=uow.LetheRoute,
     responses=problem_responses(*COMMON_PROBLEMS),

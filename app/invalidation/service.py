@@ -16,10 +16,10 @@ from sqlmodel import Session, col, select
 
 from app.audit import service as audit
 from app.core.models import utcnow
-from app.dependencies.models import Dependency
 from app.idempotency.models import Operation, OperationStatus
+from app.invalidation.models import Dependency
+from app.lifecycle.transitions import doubt
 from app.memories.models import LIVE_STATES, Memory
-from app.memories.transitions import doubt
 
 KIND = "invalidate"
 FLAG = "dependency-changed"

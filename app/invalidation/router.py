@@ -7,14 +7,14 @@ from fastapi import APIRouter, Path
 from app.core import uow
 from app.core.deps import AppReader, AppWriter, SessionDep, WorkDep
 from app.core.errors import COMMON_PROBLEMS, problem_responses
-from app.dependencies import service, tasks
-from app.dependencies.schemas import (
+from app.idempotency.schemas import OperationPublic
+from app.invalidation import service, tasks
+from app.invalidation.schemas import (
     DependencyChanged,
     DependencyList,
     DependencyPublic,
     DependencyPut,
 )
-from app.idempotency.schemas import OperationPublic
 
 router = APIRouter(
     prefix="/v1/dependencies", tags=["dependencies"], route_class=uow.LetheRoute,

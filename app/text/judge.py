@@ -17,7 +17,7 @@ import re
 import httpx
 
 from app.core.config import get_settings
-from app.forgetting.supersession import Relation
+from app.text.supersession import Relation
 
 log = logging.getLogger(__name__)
 
