@@ -462,8 +462,8 @@ def _reroute(conn: psycopg.Connection[Any]) -> None:
     so the indexes are built afresh, as they were over versions written once: filed into
     row by row and vacuumed, the lists index's lists ran to more pages, and its walk at
     50,000 took 34 ms p50 against 25. The rewritten versions still sit after every other
-    version in the table, which slows some keyword lookups (docs/benchmarks.md, "The HNSW
-    index routed by subject")."""
+    version in the table, which slows some keyword lookups (docs/benchmarks.md, "Recall
+    and writes")."""
     index_sql = take_routed_index(conn)
     conn.execute("UPDATE memory_version v SET route = lethe_subject_route(m.tenant_id, m.subject)"
                  " FROM memory m WHERE m.id = v.memory_id"

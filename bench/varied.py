@@ -2,7 +2,7 @@
 
 `bench.synthetic` fills 14 templates from short word lists, so its vectors crowd into 14 tight
 clusters and near-duplicates, which no real store holds and which an HNSW graph navigates
-badly (docs/benchmarks.md, "A varied corpus"). Here ≈ 110 templates over some twenty topics
+badly (docs/benchmarks.md, "Recall and writes"). Here ≈ 110 templates over some twenty topics
 take slots from larger word lists, and qualifying clauses vary them further, so 92 % of
 100,000 texts are different and they spread over the embedding space as a product's memories
 would. The questions are asked the way an assistant would ask them, about the same topics.

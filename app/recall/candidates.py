@@ -193,8 +193,8 @@ def vector_literal(embedding: Sequence[float]) -> str:
 
 # Sorting a subject's rows exactly costs ≈ 2 µs a row on the benchmark machine (≈ 23 ms at
 # 10,000), leaving room in the 100 ms recall target for the keyword list, which may read the
-# same rows. Beyond it the walk is ≈ 4× faster but approximate (docs/benchmarks.md, "Large
-# subjects").
+# same rows. Beyond it the walk is ≈ 4× faster but approximate (docs/benchmarks.md,
+# "Recall and writes").
 EXACT_UP_TO = 20_000
 # The widest walk pgvector allows: the walk is for large subjects only, and the wider it is,
 # the more of the exact nearest it finds.
