@@ -2,7 +2,9 @@
 
 A sentence mentions a topic when it shares a content-word stem with the description. Stems
 are PostgreSQL's own english full-text lexemes, computed in SQL for both sides, so the gate
-agrees with the store's keyword search on plurals, tenses and stopwords.
+agrees with the store's keyword search on plurals, tenses and stopwords. The english stemmer
+leaves derivations apart ("allergy" → allergi, "allergic" → allerg); the one "same word" rule
+(`app.text.lexicon.same_word`) joins them, as it does for the supersession rule's stems.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from dataclasses import dataclass
 from sqlalchemy import text as sql
 from sqlmodel import Session
 
+from app.text.lexicon import same_word
 from app.text.sentences import join_kept, split
 
 # Words of a request that say nothing about its topic ("forget what I *said* about …"). The
@@ -70,21 +73,12 @@ class Topic:
         "I now collect stamps", nor "forget my sister's wedding" strike "my sister lives in
         Madrid".
         """
-        shared = sum(1 for stem in self.stems if any(_same_word(stem, own) for own in stems))
+        shared = sum(1 for stem in self.stems if any(same_word(stem, own) for own in stems))
         return shared >= min(2, len(self.stems))
 
     def has_content(self, stems: frozenset[str]) -> bool:
         """Whether a sentence says anything beyond filler and weak words."""
         return not stems <= self.ignorable
-
-
-def _same_word(a: str, b: str) -> bool:
-    # The english stemmer leaves derivations apart ("allergy" → allergi, "allergic" → allerg);
-    # a shared prefix of five letters or more is the same word for this purpose.
-    if a == b:
-        return True
-    short, long_ = sorted((a, b), key=len)
-    return len(short) >= 5 and long_.startswith(short)
 
 
 def topic(session: Session, about: str) -> Topic:

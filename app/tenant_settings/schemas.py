@@ -5,6 +5,7 @@ from __future__ import annotations
 from pydantic import Field, model_validator
 
 from app.core.schemas import PublicModel, StrictModel
+from app.text.supersession import DEFAULT as SUPERSESSION_DEFAULT
 
 
 class HalfLives(StrictModel):
@@ -27,18 +28,18 @@ class Supersession(StrictModel):
     """Cosine bands of the supersession rule (app/forgetting/supersession.py)."""
 
     change_word_min_similarity: float = Field(
-        0.4, ge=0, le=1,
+        SUPERSESSION_DEFAULT.change_word_min, ge=0, le=1,
         description="Cosine above which a new memory that says something changed (\"moved\", "
         "\"now\", \"no longer\") and names another value or a shared specific word "
         "contradicts a live one.",
     )
     contradiction_min_similarity: float = Field(
-        0.6, ge=0, le=1,
+        SUPERSESSION_DEFAULT.contradiction_min, ge=0, le=1,
         description="Cosine above which a changed value or a flipped negation over the same "
         "words contradicts a live memory.",
     )
     restatement_min_similarity: float = Field(
-        0.9, ge=0, le=1,
+        SUPERSESSION_DEFAULT.restatement_min, ge=0, le=1,
         description="Cosine above which a new memory with no conflicting word restates a live "
         "one (consolidation collapses such pairs).",
     )

@@ -14,7 +14,8 @@ rephrasing; a false positive deletes a memory they wanted kept. So a sentence co
 Everything is compiled regexes and bounded scans, linear in the length of the text: no pattern
 nests unbounded quantifiers, and trailing-courtesy stripping only looks at a short window.
 Structural work (quotes, sentences, clause cuts) runs on a copy of the text whose quoted
-passages are masked character for character, so indices stay valid for the original.
+passages are masked character for character, so indices stay valid for the original; sentences
+come from the one splitter (`app/text/sentences.py`), with soft wraps joined.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+
+from app.text.sentences import spans
 
 __all__ = ["ForgetRequest", "detect_forget_request"]
 
@@ -37,7 +40,8 @@ class ForgetRequest:
 def detect_forget_request(text: str) -> ForgetRequest | None:
     """The first sentence of `text` that explicitly asks the assistant to forget a fact, or None."""
     masked = _mask_quotes(text)
-    for start, end in _sentences(masked):
+    # The request is recognised by how its sentence starts; typed messages wrap mid-sentence.
+    for start, end in spans(masked, soft_wraps=True):
         about = _requested_object(text, masked, start, end)
         if about is not None:
             return ForgetRequest(about=about, span=(start, end))
@@ -111,81 +115,6 @@ def _single_quoted_titles(text: str) -> Iterator[tuple[int, int]]:
         if "\n" in window[: closing.start()]:
             continue
         yield inner_start, inner_start + closing.start()
-
-
-# ---------------------------------------------------------------------------------------------
-# Sentences: the request is recognised by how its sentence starts.
-# ---------------------------------------------------------------------------------------------
-
-# A run of terminal punctuation (plus closing quotes/brackets) before whitespace or the end, or
-# a line break: chat messages often separate thoughts with new lines instead of full stops.
-_SENTENCE_END = re.compile(r"[.!?…]+[\"'”\u2019)\]]*(?=\s|$)|\n")
-# Titles before a name never end a sentence ("my appointment with Dr. Smith").
-_TITLE_ABBREVIATIONS = frozenset({"mr", "mrs", "ms", "dr", "prof", "st", "sr", "jr", "mt"})
-# These end a sentence unless the text continues in lower case ("e.g. my address").
-_OTHER_ABBREVIATIONS = frozenset({"etc", "vs", "approx", "cf", "ca"})
-_WORD_BEFORE_DOT = re.compile(r"[^\W\d_]+$")
-_ABBREVIATION_LOOKBACK = 12
-
-
-def _sentences(masked: str) -> Iterator[tuple[int, int]]:
-    """(start, end) of each sentence, whitespace-trimmed, terminal punctuation included."""
-    start = 0
-    for boundary in _SENTENCE_END.finditer(masked):
-        if boundary.group() == "\n":
-            if _is_soft_wrap(masked, boundary.start()):
-                continue
-            end = boundary.start()
-        else:
-            if _is_abbreviation(masked, boundary):
-                continue
-            end = boundary.end()
-        yield from _trimmed(masked, start, end)
-        start = boundary.end()
-    yield from _trimmed(masked, start, len(masked))
-
-
-def _trimmed(masked: str, start: int, end: int) -> Iterator[tuple[int, int]]:
-    while start < end and masked[start].isspace():
-        start += 1
-    while end > start and masked[end - 1].isspace():
-        end -= 1
-    if start < end:
-        yield start, end
-
-
-def _is_soft_wrap(masked: str, newline: int) -> bool:
-    """A line break mid-sentence: a word or comma before it and a lower-case word after it.
-
-    Only the adjacent characters are inspected, so long runs of blank lines stay linear.
-    """
-    before = newline - 1
-    if before >= 0 and masked[before] == "\r":
-        before -= 1
-    if before < 0 or newline + 1 >= len(masked):
-        return False
-    previous, following = masked[before], masked[newline + 1]
-    return (previous.isalnum() or previous == ",") and following.islower()
-
-
-def _is_abbreviation(masked: str, boundary: re.Match[str]) -> bool:
-    """A single full stop after a known abbreviation or an initial, not a sentence end."""
-    if boundary.group() != ".":
-        return False
-    window_start = max(0, boundary.start() - _ABBREVIATION_LOOKBACK)
-    word = _WORD_BEFORE_DOT.search(masked, window_start, boundary.start())
-    if word is None:
-        return False
-    if word.start() == window_start and window_start > 0 and masked[window_start - 1].isalnum():
-        return False  # a long word cut by the window: not an abbreviation
-    lowered = word.group().lower()
-    if lowered in _TITLE_ABBREVIATIONS:
-        return True
-    is_initial = len(lowered) == 1 and lowered not in {"i", "a"}
-    if lowered in _OTHER_ABBREVIATIONS or is_initial:
-        following = masked[boundary.end() + 1 : boundary.end() + 2]
-        return following.islower() or following.isdigit()
-    return False
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,6 +1,8 @@
-"""The word lists and the light stemmer behind `app/forgetting/statements.py`.
+"""The word lists, the light stemmer and the one "same word" rule.
 
-Kept apart so the reading of a statement stays short. The lists are general English (kinship
+Kept apart so the reading of a statement (`app/text/statements.py`) stays short. `same_word`
+also compares the PostgreSQL lexemes of forget by description (`app/forgetting/topics.py`),
+so both ask one rule whether two stems are one word. The lists are general English (kinship
 nouns, negations, words announcing a change), not tuned to any test pair.
 """
 
@@ -113,6 +115,12 @@ IRREGULAR = {"lives": "live", "living": "live", "lived": "live", "moved": "move"
 NOT_STEMS = {"ca": "can", "wo": "will", "sha": "shall"}
 
 
+# Shorter stems begin too many unrelated words ("plan"/"planet"); derivational endings that keep
+# the meaning ("-ic", "-er", "-ing", "-ist") are at most three letters.
+_SHORTEST_ROOT = 5
+_LONGEST_ENDING = 3
+
+
 def stem(word: str) -> str:
     """A light English stemmer: enough to match "lives"/"living", "allergy"/"allergic"."""
     word = SPELLING.get(word, word)
@@ -134,12 +142,25 @@ def stem(word: str) -> str:
 
 
 def same_word(a: str, b: str) -> bool:
-    """Equal stems, a lost silent e ("nurs"/"nurse"), or derivations sharing five letters
-    ("allergy"/"allergic")."""
+    """Whether two stems are forms of one word: the one rule, for `stem`'s stems and for
+    PostgreSQL's english lexemes (forget by description) alike.
+
+    Equal stems; a lost silent e ("nurs"/"nurse": this stemmer strips "-ing" and "-ed" without
+    restoring it); or a stem of five letters or more (its final y or i read as either) that
+    begins the other, at most three letters longer: "allergy"/"allergic", PostgreSQL's
+    "allerg"/"allergi", "employ"/"employer". Stems that merely start alike are different words
+    ("carpet"/"carpenter", "vegetable"/"vegetarian", "555-1234"/"555-1299"), and so is a much
+    longer one ("elect"/"electrician").
+    """
     if a == b or a + "e" == b or b + "e" == a:
         return True
     short, long_ = sorted((a, b), key=len)
-    return len(short) >= 5 and long_.startswith(short[:5]) and len(long_) - len(short) <= 3
+    if len(short) < _SHORTEST_ROOT or len(long_) - len(short) > _LONGEST_ENDING:
+        return False
+    head = long_[: len(short)]
+    # English writes a final y as i before an ending ("allergy"/"allergic", "study"/"studied"),
+    # and PostgreSQL's lexemes do so on their own ("allergi").
+    return head == short or (head[:-1] == short[:-1] and {head[-1], short[-1]} == {"y", "i"})
 
 
 CUE_STEMS = frozenset(stem(word) for word in words_of("""

@@ -1,6 +1,6 @@
 """What a short remembered statement says, read lexically: who it is about, which values it names.
 
-The supersession rule (`app/forgetting/supersession.py`) compares two of these. Cosine similarity
+The supersession rule (`app/text/supersession.py`) compares two of these. Cosine similarity
 alone cannot tell "my phone is 555-1234" from "my phone is 555-9876" (a change) or "my sister
 lives in Madrid" from "my brother lives in Oslo" (another person); the words can. Everything
 here is deterministic and needs neither the database nor a model.

@@ -2,11 +2,11 @@
 
 Three answers: it **restates** it (the same fact again), **contradicts** it (the old one is no
 longer true), or is **unrelated** (both can be true). Write-time contradiction detection
-(`app/forgetting/contradictions.py`) and consolidation (`app/forgetting/consolidation.py`) both
+(`app/memories/contradictions.py`) and consolidation (`app/forgetting/consolidation.py`) both
 ask this module, so a pair is never a duplicate for one and a conflict for the other.
 
-Cosine bands (tenant settings, `Thresholds`) decide how much lexical evidence is needed;
-the evidence comes from `app/forgetting/statements.py`:
+Cosine bands (`Thresholds`, which a tenant's settings may change) decide how much lexical
+evidence is needed; the evidence comes from `app/text/statements.py`:
 
 - below ``change_word_min``: unrelated, whatever the words;
 - a different holder ("my sister …" / "my brother …", "Ana …" / "Tom …"): unrelated;
@@ -22,7 +22,7 @@ the evidence comes from `app/forgetting/statements.py`:
 - at ``contradiction_min`` or more, the same values and nothing above: restatement.
 
 Everything else is unrelated. Verdicts carry ``sure``: an unsure one (similar, but the words
-decide nothing) is what an optional judge model may overrule (`app/forgetting/judge.py`).
+decide nothing) is what an optional judge model may overrule (`app/text/judge.py`).
 """
 
 from __future__ import annotations
@@ -31,8 +31,8 @@ import enum
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
-from app.tenant_settings.schemas import Supersession
 from app.text.lexicon import same_word, stem, words_of
 from app.text.statements import Statement, parse, speaks_of
 
@@ -43,20 +43,33 @@ class Relation(enum.StrEnum):
     unrelated = "unrelated"
 
 
+class Bands(Protocol):
+    """The cosine bands as a tenant's settings name them (their ``supersession`` part)."""
+
+    @property
+    def change_word_min_similarity(self) -> float: ...
+    @property
+    def contradiction_min_similarity(self) -> float: ...
+    @property
+    def restatement_min_similarity(self) -> float: ...
+
+
 @dataclass(frozen=True)
 class Thresholds:
-    change_word_min: float
-    contradiction_min: float
-    restatement_min: float
+    """The cosine bands; the defaults are every tenant's until it changes them."""
+
+    change_word_min: float = 0.4
+    contradiction_min: float = 0.6
+    restatement_min: float = 0.9
 
     @classmethod
-    def of(cls, settings: Supersession) -> Thresholds:
-        return cls(change_word_min=settings.change_word_min_similarity,
-                   contradiction_min=settings.contradiction_min_similarity,
-                   restatement_min=settings.restatement_min_similarity)
+    def of(cls, bands: Bands) -> Thresholds:
+        return cls(change_word_min=bands.change_word_min_similarity,
+                   contradiction_min=bands.contradiction_min_similarity,
+                   restatement_min=bands.restatement_min_similarity)
 
 
-DEFAULT = Thresholds.of(Supersession())
+DEFAULT = Thresholds()
 
 
 @dataclass(frozen=True)

@@ -1,10 +1,11 @@
-"""The sentence splitter behind forget-by-description: exact substrings, faithful rejoining."""
+"""The one sentence splitter (forget by description, request detection): exact substrings,
+faithful rejoining."""
 
 from __future__ import annotations
 
 import pytest
 
-from app.text.sentences import join_kept, split
+from app.text.sentences import join_kept, spans, split
 
 
 @pytest.mark.parametrize(
@@ -44,3 +45,31 @@ def test_join_kept_closes_each_gap_with_an_original_separator(
 ) -> None:
     text = "I live in Leeds. I collect sneakers.\n\nI work as a nurse."
     assert join_kept(text, split(text), keep) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("I moved to the U.S. last year. It is big.",
+         ["I moved to the U.S. last year.", "It is big."]),
+        ("Lunch at 1 p.m. Then a walk.", ["Lunch at 1 p.m.", "Then a walk."]),
+        ("I live in flat no. 5. I said no. then I left.",
+         ["I live in flat no. 5.", "I said no.", "then I left."]),
+        ("Fruit, e.g.    apples. Done.", ["Fruit, e.g.    apples.", "Done."]),
+    ],
+)
+def test_abbreviations_end_a_sentence_only_before_a_capital(
+    text: str, expected: list[str]
+) -> None:
+    assert [piece.text for piece in split(text)] == expected
+
+
+def test_soft_wraps_join_a_sentence_broken_mid_line_only_when_asked() -> None:
+    text = "please forget my\naddress, and\r\nmy phone\nNew line. Next\nthing"
+    assert [piece.text for piece in split(text, soft_wraps=True)] == [
+        "please forget my\naddress, and\r\nmy phone", "New line.", "Next\nthing"]
+    assert [piece.text for piece in split(text)] == [
+        "please forget my", "address, and", "my phone", "New line.", "Next", "thing"]
+    assert [(s.start, s.end) for s in split(text, soft_wraps=True)] == list(
+        spans(text, soft_wraps=True))
+
