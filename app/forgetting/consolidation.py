@@ -26,71 +26,32 @@ overlapping run waits, finds the work done and changes nothing; none waits in a 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import select as sa_select
-from sqlalchemy import text
-from sqlmodel import Session, col, select
+from sqlmodel import Session
 
 from app.audit import service as audit
 from app.lifecycle.transitions import transition
-from app.memories import contradictions
-from app.memories.models import LIVE_STATES, Memory, MemoryState, MemoryVersion, ProvenanceEdge
+from app.memories import contradictions, queries, store
+from app.memories.models import LIVE_STATES, MemoryState
 from app.text.supersession import Relation, Thresholds, classify_similar
 
 ACTOR = audit.system_actor("consolidate")
 REASON = "consolidated"
 LIVE = [state.value for state in LIVE_STATES]
 
-_SUBJECTS = text(
-    """
-    SELECT subject FROM memory
-    WHERE tenant_id = :tenant_id AND state = ANY(:states)
-    GROUP BY subject HAVING count(*) > 1
-    ORDER BY subject
-    """
-)
-# The subject's live current versions, read once; every pair compared in the database.
-_PAIRS = text(
-    """
-    WITH live AS MATERIALIZED (
-        SELECT m.id, v.id AS version_id, v.embedding
-        FROM memory m JOIN memory_version v ON v.id = m.current_version_id
-        WHERE m.tenant_id = :tenant_id AND m.subject = :subject AND m.state = ANY(:states)
-          AND v.embedding IS NOT NULL
-    )
-    SELECT a.id, a.version_id, b.id, b.version_id, 1 - (a.embedding <=> b.embedding)
-    FROM live a JOIN live b ON a.id < b.id
-    WHERE (a.embedding <=> b.embedding) <= :max_distance
-    """
-)
-
-
-@dataclass(frozen=True)
-class _Stated:
-    id: uuid.UUID
-    version_id: uuid.UUID
-    key: str | None
-    text: str
-    at: datetime  # when its current text was stated
-
-    @property
-    def order(self) -> tuple[datetime, uuid.UUID]:
-        return (self.at, self.id)
-
 
 @dataclass(frozen=True)
 class Collapse:
-    memory: _Stated
-    into: _Stated
+    memory: queries.Stated
+    into: queries.Stated
 
 
 def subjects(session: Session, *, tenant_id: uuid.UUID) -> list[str]:
     """The tenant's subjects with two live memories or more: the only ones with duplicates."""
-    return list(session.execute(_SUBJECTS, {"tenant_id": tenant_id, "states": LIVE})
-                .scalars().all())
+    return queries.crowded_subjects(session, tenant_id=tenant_id)
 
 
 def consolidate(
@@ -108,37 +69,40 @@ def plan(
     session: Session, *, tenant_id: uuid.UUID, subject: str, limits: Thresholds
 ) -> list[Collapse]:
     """What one subject's consolidation would collapse into what (reads only)."""
-    pairs = session.execute(_PAIRS, {
-        "tenant_id": tenant_id, "subject": subject, "states": LIVE,
-        "max_distance": 1.0 - limits.restatement_min,
-    }).all()
+    pairs = queries.near_pairs(session, tenant_id=tenant_id, subject=subject,
+                               max_distance=1.0 - limits.restatement_min)
     if not pairs:
         return []
-    stated = _stated(session, {row[0] for row in pairs} | {row[2] for row in pairs})
+    stated = queries.stated(session, list({row[0] for row in pairs} | {row[2] for row in pairs}))
     same: dict[uuid.UUID, set[uuid.UUID]] = {}
     for a_id, a_version, b_id, b_version, similarity in pairs:
         a, b = stated.get(a_id), stated.get(b_id)
         if a is None or b is None or (a.version_id, b.version_id) != (a_version, b_version):
             continue  # edited between the two reads: the next run sees it settled
-        older, newer = sorted((a, b), key=lambda s: s.order)
-        verdict = classify_similar(newer.text, older.text, float(similarity), limits)
+        older, newer = sorted((a, b), key=_order)
+        verdict = classify_similar(newer.text, older.text, similarity, limits)
         if verdict.relation is Relation.restatement and verdict.sure:
             same.setdefault(a.id, set()).add(b.id)
             same.setdefault(b.id, set()).add(a.id)
     return _clusters(stated, same)
 
 
-def _clusters(stated: dict[uuid.UUID, _Stated],
+def _order(stated: queries.Stated) -> tuple[datetime, uuid.UUID]:
+    """Oldest first: by when the current text was stated."""
+    return (stated.at, stated.id)
+
+
+def _clusters(stated: dict[uuid.UUID, queries.Stated],
               same: dict[uuid.UUID, set[uuid.UUID]]) -> list[Collapse]:
     placed: set[uuid.UUID] = set()
     collapses: list[Collapse] = []
-    for kept in sorted((stated[i] for i in same), key=lambda s: s.order, reverse=True):
+    for kept in sorted((stated[i] for i in same), key=_order, reverse=True):
         if kept.id in placed:
             continue
         placed.add(kept.id)
         for other_id in sorted(same[kept.id]):
             other = stated[other_id]
-            if other_id not in placed and other.order < kept.order and other.key is None:
+            if other_id not in placed and _order(other) < _order(kept) and other.key is None:
                 placed.add(other_id)
                 collapses.append(Collapse(other, kept))
     return collapses
@@ -147,7 +111,7 @@ def _clusters(stated: dict[uuid.UUID, _Stated],
 def apply(session: Session, *, tenant_id: uuid.UUID, planned: Sequence[Collapse]) -> list[str]:
     """Lock, re-check and collapse; returns the IDs deprecated."""
     ids = {c.memory.id for c in planned} | {c.into.id for c in planned}
-    rows = _lock(session, tenant_id=tenant_id, ids=ids)
+    rows = store.lock(session, tenant_id=tenant_id, ids=list(ids))
     planned_version = {c.memory.id: c.memory.version_id for c in planned} | {
         c.into.id: c.into.version_id for c in planned}
 
@@ -163,31 +127,9 @@ def apply(session: Session, *, tenant_id: uuid.UUID, planned: Sequence[Collapse]
         memory, kept = rows[collapse.memory.id], rows[collapse.into.id]
         transition(session, memory, MemoryState.deprecated, reason=REASON, actor=ACTOR,
                    superseded_by=kept.id)
-        session.add(ProvenanceEdge(tenant_id=tenant_id, child_kind="memory", child_id=kept.id,
-                                   parent_kind="memory", parent_ref=str(memory.id)))
+        store.record_provenance(session, tenant_id=tenant_id, child_id=kept.id,
+                                derived_from=[memory.id])
         deprecated.append(str(memory.id))
     session.flush()
     return deprecated
 
-
-def _stated(session: Session, ids: Iterable[uuid.UUID]) -> dict[uuid.UUID, _Stated]:
-    # Plain columns: the embedding stays in the database.
-    rows = session.execute(
-        sa_select(col(Memory.id), col(Memory.key), col(MemoryVersion.id),
-                  col(MemoryVersion.text), col(MemoryVersion.created_at))
-        .join(MemoryVersion, col(MemoryVersion.id) == col(Memory.current_version_id))
-        .where(col(Memory.id).in_(list(ids)), col(Memory.state).in_(LIVE))
-    ).all()
-    return {row[0]: _Stated(row[0], row[2], row[1], row[3], row[4]) for row in rows}
-
-
-def _lock(session: Session, *, tenant_id: uuid.UUID,
-          ids: set[uuid.UUID]) -> dict[uuid.UUID, Memory]:
-    if not ids:
-        return {}
-    rows = session.exec(
-        select(Memory).where(Memory.tenant_id == tenant_id, col(Memory.id).in_(sorted(ids)))
-        .order_by(col(Memory.id)).with_for_update()
-        .execution_options(populate_existing=True)
-    ).all()
-    return {row.id: row for row in rows}

@@ -9,13 +9,13 @@ from __future__ import annotations
 import uuid
 from datetime import datetime, timedelta
 
-from sqlalchemy import and_, or_
-from sqlmodel import Session, col, select
+from sqlmodel import Session
 
 from app.audit import service as audit
 from app.core.models import utcnow
 from app.lifecycle.transitions import doubt
-from app.memories.models import Memory, MemoryState, Volatility
+from app.memories import store
+from app.memories.models import MemoryState, Volatility
 from app.tenant_settings import service as tenant_settings
 
 FLAG = "stale"
@@ -38,19 +38,13 @@ def decay(
     # chain lock until commit, so no row lock may be waited for after the first append. A
     # concurrent run waits on the locked rows; once they are committed they no longer match
     # (PostgreSQL re-checks a locked row's WHERE clause), so nothing moves twice.
-    due = (
-        select(Memory)
-        .where(Memory.tenant_id == tenant_id, col(Memory.state) == MemoryState.active.value,
-               or_(*(and_(col(Memory.volatility) == volatility.value,
-                          col(Memory.last_validated_at) < now - timedelta(days=half_life))
-                     for volatility, half_life in days.items())))
-        .order_by(col(Memory.id))
-        .limit(limit)
-        .with_for_update()
-        .execution_options(populate_existing=True)
+    due = store.lock_overdue(
+        session, tenant_id=tenant_id, limit=limit,
+        validated_before={volatility.value: now - timedelta(days=half_life)
+                          for volatility, half_life in days.items()},
     )
     moved: list[str] = []
-    for memory in session.exec(due).all():
+    for memory in due:
         if memory.state != MemoryState.active:
             continue  # the lock returns the row as committed; the database re-checked it too
         volatility = Volatility(memory.volatility)

@@ -18,19 +18,16 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from sqlalchemy import update
-from sqlmodel import Session, col, select
+from sqlmodel import Session
 
-from app.audit import service as audit
 from app.core import db
-from app.core.models import utcnow
-from app.forgetting import purge, retractions, sources
+from app.forgetting import retractions, sources
 from app.forgetting import topics as sentence_rules
 from app.forgetting.forget import forget_one
 from app.forgetting.schemas import DescribeResult, SkippedPublic, StruckPublic
-from app.lifecycle.transitions import transition
-from app.memories import service as memories_service
-from app.memories.models import LIVE_STATES, Memory, MemoryState, MemoryVersion
+from app.lifecycle.transitions import Strike, destroy_content, transition
+from app.memories import queries, store
+from app.memories.models import LIVE_STATES, Memory, MemoryState
 from app.recall import candidates
 from app.recall.ranking import reciprocal_rank_fusion
 
@@ -146,15 +143,8 @@ def _plan(
         return []  # "forget what I said": names nothing, so nothing can be resolved
     ranked = _candidates(session, subject=subject, topic=topic, embedding=embedding,
                          n=max_targets * CANDIDATES_PER_TARGET)
-    rows = {
-        memory.id: (memory, version)
-        for memory, version in session.exec(
-            select(Memory, MemoryVersion)
-            .join(MemoryVersion, col(MemoryVersion.id) == col(Memory.current_version_id))
-            .where(Memory.tenant_id == tenant_id, col(Memory.id).in_(ranked),
-                   col(Memory.state).in_(RESOLVABLE))
-        )
-    }
+    rows = queries.with_current_versions(session, tenant_id=tenant_id, ids=ranked,
+                                         states=RESOLVABLE)
     texts = [rows[memory_id][1].text for memory_id in ranked if memory_id in rows]
     judged = sentence_rules.judge(session, topic, texts)
     targets: list[_Target] = []
@@ -194,9 +184,7 @@ def _plan_redactions(
     if not strikes:
         return
     by_memory = {target.id: target for target in strikes}
-    versions = session.exec(
-        select(MemoryVersion).where(col(MemoryVersion.memory_id).in_(list(by_memory)))
-    ).all()
+    versions = queries.versions_of(session, list(by_memory))
     judged = sentence_rules.judge(session, topic, [v.text for v in versions])
     for version in versions:
         judgement = judged[version.text]
@@ -225,14 +213,7 @@ def _apply(
 ) -> DescribeOutcome:
     # Every row lock first, in one ordered statement (no deadlock between two forgets), and
     # only then audit appends, which hold the tenant's chain lock until commit.
-    locked = {
-        memory.id: memory
-        for memory in session.exec(
-            select(Memory)
-            .where(Memory.tenant_id == tenant_id, col(Memory.id).in_([t.id for t in targets]))
-            .order_by(col(Memory.id)).with_for_update()
-        )
-    } if targets else {}
+    locked = store.lock(session, tenant_id=tenant_id, ids=[t.id for t in targets])
     outcome = DescribeOutcome(retraction_id=None)
     for target in targets:
         memory = locked.get(target.id)
@@ -262,30 +243,9 @@ def _apply(
 def _strike(
     session: Session, memory: Memory, target: _Target, *, delete: bool, actor: str
 ) -> None:
-    """A new current version without the mentioning sentences; revision + 1, once.
-
-    With ``delete`` the older versions lose those sentences too, and their embeddings: old
-    versions are never searched (recall reads current versions only), and a vector of the old
-    text would still encode the forgotten fact. Without it they stay, so the strike can be
-    undone by a revert.
-    """
-    if delete:
-        for version_id, redacted in target.redacted.items():
-            session.execute(
-                update(MemoryVersion)
-                .where(col(MemoryVersion.id) == version_id)
-                .values(text=redacted, embedding=None)
-            )
-    memories_service.append_version(session, memory, target.new_text, target.embedding)
-    memory.revision += 1
-    memory.updated_at = utcnow()
-    session.add(memory)
-    session.flush()
-    if delete:
-        purge.redact_answers(session, memory)
-    audit.record(
-        session, tenant_id=memory.tenant_id, actor=actor, action="memory.struck",
-        target_kind="memory", target_id=memory.id, reason=REASON,
-        details={"revision": memory.revision, "sentences": target.struck_sentences,
-                 "redacted_versions": len(target.redacted) if delete else 0},
-    )
+    """A new current version without the mentioning sentences; with ``delete`` older versions
+    and stored answers lose them too (`destroy_content`)."""
+    destroy_content(session, memory, reason=REASON, actor=actor, strike=Strike(
+        text=target.new_text, embedding=target.embedding, sentences=target.struck_sentences,
+        delete=delete, redacted=target.redacted,
+    ))

@@ -5,12 +5,12 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 
-from sqlmodel import Session, select
+from sqlmodel import Session
 
 from app.forgetting import retractions, sources
 from app.forgetting.errors import ForgetsNothing, NoSourceToExclude
-from app.forgetting.purge import purge_memory
-from app.lifecycle.transitions import transition
+from app.lifecycle.transitions import destroy_content
+from app.memories import store
 from app.memories.errors import MemoryNotFound
 from app.memories.models import Memory, MemoryState
 
@@ -39,11 +39,7 @@ def forget_memory(
     """Apply the switches; with ``require_source`` an exclude-only forget needs a source."""
     if not delete and not exclude_source:
         raise ForgetsNothing("Set `delete`, `exclude_source` or both.")
-    memory = session.exec(
-        select(Memory)
-        .where(Memory.id == memory_id, Memory.tenant_id == tenant_id)
-        .with_for_update()
-    ).first()
+    memory = store.lock(session, tenant_id=tenant_id, ids=[memory_id]).get(memory_id)
     if memory is None:
         raise MemoryNotFound()
     excluded = None
@@ -70,5 +66,4 @@ def forget_memory(
 
 def forget_one(session: Session, memory: Memory, *, reason: str | None, actor: str) -> None:
     """Tombstone a locked memory: state `forgotten`, content purged, same transaction."""
-    transition(session, memory, MemoryState.forgotten, reason=reason or "forget", actor=actor)
-    purge_memory(session, memory)
+    destroy_content(session, memory, reason=reason or "forget", actor=actor)

@@ -17,14 +17,14 @@ from __future__ import annotations
 import uuid
 from datetime import datetime, timedelta
 
-from sqlalchemy import and_, or_
-from sqlmodel import Session, col, select
+from sqlmodel import Session
 
 from app.audit import service as audit
 from app.core.models import utcnow
 from app.forgetting.forget import forget_one
 from app.lifecycle.transitions import transition
-from app.memories.models import Memory, MemoryState
+from app.memories import store
+from app.memories.models import MemoryState
 from app.tenant_settings import service as tenant_settings
 
 ACTOR = audit.system_actor("retention")
@@ -51,21 +51,9 @@ def retention(
     # A concurrent run waits on the locked rows and, once they are committed, the rows no
     # longer match (PostgreSQL re-checks the WHERE clause of a locked row), so nothing moves
     # twice.
-    due = (
-        select(Memory)
-        .where(Memory.tenant_id == tenant_id, or_(
-            and_(col(Memory.state) == MemoryState.deprecated.value,
-                 col(Memory.state_changed_at) < deprecated_cutoff),
-            and_(col(Memory.state) == MemoryState.quarantined.value,
-                 col(Memory.state_changed_at) < quarantine_cutoff),
-        ))
-        .order_by(col(Memory.id))
-        .limit(limit)
-        .with_for_update()
-        # The values the lock returned, not objects this session may already hold.
-        .execution_options(populate_existing=True)
-    )
-    for memory in session.exec(due).all():
+    due = store.lock_aged(session, tenant_id=tenant_id, deprecated_before=deprecated_cutoff,
+                          quarantined_before=quarantine_cutoff, limit=limit)
+    for memory in due:
         if memory.state == MemoryState.deprecated:
             transition(session, memory, MemoryState.quarantined, actor=ACTOR, flush=False,
                        reason=f"deprecated for more than {windows.deprecated_days:g} days")

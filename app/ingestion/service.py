@@ -24,7 +24,8 @@ from app.idempotency import service as idempotency
 from app.idempotency.models import Operation, OperationStatus
 from app.ingestion.schemas import IngestBody, IngestMessage
 from app.memories import service as memories
-from app.memories.models import Memory, MemoryState
+from app.memories import store as memory_store
+from app.memories.models import MemoryState
 from app.tenant_settings import service as settings
 from app.text.detector import detect_forget_request
 
@@ -199,9 +200,7 @@ def _apply_item(
     memory_id = item_memory_id(operation_id, index)
     # An item already applied stays as it is — forgotten included — even if its source was
     # excluded since: a redelivery answers what the first run did and stores nothing.
-    state = session.exec(
-        select(Memory.state).where(Memory.id == memory_id, Memory.tenant_id == tenant_id)
-    ).first()
+    state = memory_store.state_of(session, tenant_id=tenant_id, memory_id=memory_id)
     if state is not None:
         outcome.memory_ids.append(str(memory_id))
         if state == MemoryState.forgotten:

@@ -11,7 +11,6 @@ import uuid
 from collections.abc import Sequence
 from datetime import timedelta
 
-from sqlalchemy import text
 from sqlmodel import Session, col, select
 
 from app.audit import service as audit
@@ -19,12 +18,12 @@ from app.core.models import utcnow
 from app.idempotency.models import Operation, OperationStatus
 from app.invalidation.models import Dependency
 from app.lifecycle.transitions import doubt
-from app.memories.models import LIVE_STATES, Memory
+from app.memories import store
+from app.memories.models import Memory
 
 KIND = "invalidate"
 FLAG = "dependency-changed"
 ACTOR = audit.system_actor("invalidate")
-LIVE = [state.value for state in LIVE_STATES]
 FINISHED = (OperationStatus.succeeded, OperationStatus.failed)
 # Job records live as long as idempotency records do; pruning only removes finished ones.
 RETENTION = timedelta(days=7)
@@ -87,17 +86,9 @@ def invalidate_key(session: Session, *, tenant_id: uuid.UUID, key: str) -> list[
     if current is None:
         return []
     # Locked in id order in one statement, loaded with the lock (no read per memory).
-    dependent = (
-        select(Memory)
-        .where(Memory.tenant_id == tenant_id, col(Memory.state).in_(LIVE),
-               text("depends_on ? :key AND depends_on ->> :key <> :value")
-               .bindparams(key=key, value=current.value))
-        .order_by(col(Memory.id))
-        .with_for_update()
-        .execution_options(populate_existing=True)
-    )
-    suspected = [str(memory.id) for memory in session.exec(dependent).all()
-                 if mark(session, memory, key=key)]
+    dependent = store.lock_depending(session, tenant_id=tenant_id, key=key,
+                                     other_than=current.value)
+    suspected = [str(memory.id) for memory in dependent if mark(session, memory, key=key)]
     session.flush()
     return suspected
 

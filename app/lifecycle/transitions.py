@@ -1,13 +1,41 @@
-"""The single place a memory's state changes: legality, revision and audit in one step."""
+"""A memory's lifecycle: the one place its state, its revision and its content's end change.
+
+- `LEGAL` is the ladder's table of legal moves; `transition` makes one, `doubt` adds a flag
+  (an active memory becomes suspect) and `confirm` settles a re-validation.
+- `new_revision` is the single "new revision" step: revision + 1, `updated_at`, and the
+  change's audit event. Every change to a memory calls it: update, revert and a slot's new
+  version (`app/memories/service.py`), strike, confirm, doubt and every transition; nothing
+  else assigns `revision`, and nothing but `transition` assigns `state`.
+  Audit events record state transitions and compliance actions (transitions, strikes), with
+  IDs, states and the revision, never content. An application's own edit (update, revert,
+  a slot's new version, a doubt that moves no state, confirming an active memory) gets none:
+  it is neither, and an append would hold the tenant's audit chain lock until commit,
+  serializing every write of the tenant.
+- `destroy_content` is the one way content leaves a memory: the tombstone (forget, retention's
+  deletion, forget by description with delete) and the strike (sentences struck from the
+  current text; with delete also from older versions and stored answers). Legal holds are
+  checked there, once, for every destroying path.
+
+Columns: the lifecycle sets state, revision, flags, superseded_by, updated_at,
+state_changed_at and last_validated_at on rows the store (`app/memories/store.py`) loaded and
+locked; every statement, and every other column, is the store's. Callers take their row locks
+first: an audit append holds the tenant's chain lock until the transaction ends.
+"""
 
 from __future__ import annotations
 
 import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
 
 from sqlmodel import Session
 
 from app.audit import service as audit
 from app.core.models import utcnow
+from app.forgetting.purge import redact_answers
+from app.memories import store
 from app.memories.errors import IllegalTransition
 from app.memories.models import Memory, MemoryState
 
@@ -23,6 +51,55 @@ LEGAL: dict[MemoryState, frozenset[MemoryState]] = {
 }
 
 
+@dataclass(frozen=True)
+class Event:
+    """The audit event of a change; `new_revision` adds the target and the new revision."""
+
+    action: str
+    actor: str
+    reason: str | None = None
+    from_state: str | None = None
+    to_state: str | None = None
+    details: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Strike:
+    """What striking sentences from a memory leaves."""
+
+    text: str  # the new current text
+    embedding: list[float] | None
+    sentences: int  # how many were struck from the current text
+    # Older versions and stored answers lose the sentences too (else a revert undoes it).
+    delete: bool
+    # With delete: older versions that carried a struck sentence → their text without it.
+    redacted: Mapping[uuid.UUID, str] = field(default_factory=dict)
+
+
+def new_revision(
+    session: Session, memory: Memory, *, event: Event | None = None,
+    at: datetime | None = None, flush: bool = True,
+) -> None:
+    """The one step every change of a (locked) memory takes: revision + 1, `updated_at`, and
+    the change's audit event when it has one.
+
+    A job changing thousands passes ``flush=False`` and flushes once at the end: the updates
+    and audit events then go out as a few batched statements.
+    """
+    memory.revision += 1
+    memory.updated_at = at or utcnow()
+    store.save(session, memory)  # flushed with the audit event: one flush per change
+    if event is not None:
+        audit.record(
+            session, tenant_id=memory.tenant_id, actor=event.actor, action=event.action,
+            target_kind="memory", target_id=memory.id, from_state=event.from_state,
+            to_state=event.to_state, reason=event.reason,
+            details={"revision": memory.revision, **event.details}, flush=flush,
+        )
+    elif flush:
+        session.flush()
+
+
 def transition(
     session: Session,
     memory: Memory,
@@ -33,12 +110,7 @@ def transition(
     superseded_by: uuid.UUID | None = None,
     flush: bool = True,
 ) -> None:
-    """Move ``memory`` (locked by the caller) to ``to_state``; revision + 1; audited.
-
-    Callers take their row locks first: the audit append holds the tenant's chain lock until
-    the transaction ends. A job moving thousands passes ``flush=False`` and flushes once at
-    the end: the memory updates and audit events then go out as a few batched statements.
-    """
+    """Move ``memory`` (locked by the caller) to ``to_state``; revision + 1; audited."""
     current = MemoryState(memory.state)
     if to_state not in LEGAL[current]:
         raise IllegalTransition(f"A {current} memory cannot become {to_state} ({reason}).")
@@ -47,17 +119,12 @@ def transition(
         memory.flags = []  # the doubts that made it suspect are settled
     if superseded_by is not None:
         memory.superseded_by = superseded_by
-    memory.revision += 1
-    memory.updated_at = memory.state_changed_at = utcnow()  # retention counts from here
-    session.add(memory)  # flushed with the audit event: one flush per move, not two
-    audit.record(
-        session, tenant_id=memory.tenant_id, actor=actor, action="memory.transition",
-        target_kind="memory", target_id=memory.id, from_state=current.value,
-        to_state=to_state.value, reason=reason[:500],
-        details={"revision": memory.revision,
-                 "superseded_by": str(superseded_by) if superseded_by else None},
-        flush=flush,
-    )
+    memory.state_changed_at = now = utcnow()  # retention counts from here
+    new_revision(session, memory, at=now, flush=flush, event=Event(
+        action="memory.transition", actor=actor, reason=reason[:500],
+        from_state=current.value, to_state=to_state.value,
+        details={"superseded_by": str(superseded_by) if superseded_by else None},
+    ))
 
 
 def doubt(
@@ -75,9 +142,52 @@ def doubt(
         transition(session, memory, MemoryState.suspect, reason=reason, actor=actor,
                    flush=flush)
     else:
-        memory.revision += 1
-        memory.updated_at = utcnow()
-        session.add(memory)
-        if flush:
-            session.flush()
+        new_revision(session, memory, flush=flush)
     return True
+
+
+def confirm(session: Session, memory: Memory, *, actor: str) -> None:
+    """Re-validation passed: a suspect memory becomes active (audited), an active one is
+    re-validated; either way writers holding the old ETag lose."""
+    if memory.state == MemoryState.suspect:
+        transition(session, memory, MemoryState.active, reason="confirmed", actor=actor,
+                   flush=False)
+    elif memory.state == MemoryState.active:
+        new_revision(session, memory, flush=False)
+    else:
+        raise IllegalTransition(f"A {memory.state} memory cannot be confirmed.")
+    memory.last_validated_at = memory.updated_at
+    session.flush()
+
+
+def destroy_content(
+    session: Session, memory: Memory, *, reason: str, actor: str, strike: Strike | None = None,
+) -> None:
+    """Take content from a locked memory, the one way any path does.
+
+    Without ``strike``: the tombstone. State `forgotten` and the content purged in the same
+    transaction: every version's text and vector, the key, dependencies, metadata and flags,
+    and the stored answers that showed it. The ID, subject, source and the audit trail stay.
+
+    With ``strike``: a new current version without the struck sentences, audited as
+    `memory.struck`. With ``strike.delete`` the older versions lose those sentences (and their
+    vectors, which encode them) and stored answers naming the memory are redacted; without it
+    they stay, so the strike can be undone by a revert.
+    """
+    if strike is None:
+        transition(session, memory, MemoryState.forgotten, reason=reason, actor=actor)
+        store.purge_content(session, memory)
+        redact_answers(session, memory)
+        session.flush()
+        return
+    if strike.delete:
+        store.redact_versions(session, strike.redacted)
+    store.append_version(session, memory, strike.text, strike.embedding)
+    if strike.delete:
+        # Before the audit append: its chain lock is taken last, after every row lock.
+        redact_answers(session, memory)
+    new_revision(session, memory, event=Event(
+        action="memory.struck", actor=actor, reason=reason,
+        details={"sentences": strike.sentences,
+                 "redacted_versions": len(strike.redacted) if strike.delete else 0},
+    ))

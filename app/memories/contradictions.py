@@ -17,14 +17,12 @@ import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from sqlalchemy import text
-from sqlmodel import Session, col, select
+from sqlmodel import Session
 
 from app.core import db
 from app.lifecycle.transitions import doubt
-from app.memories import queries
-from app.memories.models import LIVE_STATES, Memory, MemoryVersion
-from app.recall.candidates import vector_literal
+from app.memories import queries, store
+from app.memories.models import LIVE_STATES, Memory
 from app.tenant_settings import service as tenant_settings
 from app.text import judge as judges
 from app.text.supersession import Relation, Thresholds, Verdict, classify_similar
@@ -33,25 +31,6 @@ FLAG = "contradicted"
 # A new fact rarely contradicts more than one or two others; the nearest few are enough.
 TOP_K = 5
 LIVE = [state.value for state in LIVE_STATES]
-
-# Exact, as forgetting's list in app/recall/candidates.py: the subject's rows are gathered in
-# a materialized CTE (which the planner cannot feed from the HNSW index), then sorted, so a
-# correction always meets the facts it contradicts, however many the subject has.
-_NEAREST = text(
-    """
-    WITH subject_rows AS MATERIALIZED (
-        SELECT m.id, v.id AS version_id, v.embedding <=> CAST(:embedding AS vector) AS distance
-        FROM memory_version v
-        JOIN memory m ON m.current_version_id = v.id
-        WHERE m.tenant_id = :tenant_id AND m.subject = :subject AND m.state = ANY(:states)
-          AND v.embedding IS NOT NULL AND m.id <> ALL(CAST(:excluded AS uuid[]))
-    )
-    SELECT id, version_id, 1 - distance FROM subject_rows
-    WHERE distance <= :max_distance
-    ORDER BY distance, id
-    LIMIT :k
-    """
-)
 
 # What a judge said about (memory, version): only that exact text is covered by it.
 Judged = Mapping[tuple[uuid.UUID, uuid.UUID], Relation]
@@ -72,13 +51,12 @@ def nearest(
     session: Session, *, tenant_id: uuid.UUID, subject: str, embedding: Sequence[float],
     exclude: Sequence[uuid.UUID], floor: float,
 ) -> list[Candidate]:
-    """The live memories of ``subject`` nearest to ``embedding``, at ``floor`` cosine or more."""
-    rows = session.execute(_NEAREST, {
-        "embedding": vector_literal(embedding), "tenant_id": tenant_id, "subject": subject,
-        "states": LIVE, "excluded": [str(i) for i in exclude], "k": TOP_K,
-        "max_distance": 1.0 - floor,
-    }).all()
-    return [Candidate(row[0], row[1], float(row[2])) for row in rows]
+    """The live memories of ``subject`` nearest to ``embedding``, at ``floor`` cosine or more
+    (an exact search: a correction always meets the facts it contradicts)."""
+    rows = queries.nearest_live(session, tenant_id=tenant_id, subject=subject,
+                                embedding=embedding, exclude=exclude, max_distance=1.0 - floor,
+                                k=TOP_K)
+    return [Candidate(*row) for row in rows]
 
 
 def verdicts(
@@ -87,10 +65,7 @@ def verdicts(
     """The rule's verdict on each candidate, with the candidate's current text."""
     if not found:
         return []
-    texts = dict(session.exec(
-        select(MemoryVersion.id, MemoryVersion.text)
-        .where(col(MemoryVersion.id).in_([c.version_id for c in found]))
-    ).all())
+    texts = queries.version_texts(session, [c.version_id for c in found])
     return [(c, texts[c.version_id], classify_similar(new_text, texts[c.version_id],
                                                       c.similarity, limits))
             for c in found if c.version_id in texts]
@@ -153,6 +128,6 @@ def _slot_holder(
     session: Session, *, tenant_id: uuid.UUID, subject: str, key: str | None
 ) -> list[uuid.UUID]:
     """The memory a keyed write would add a version to: never a contradiction of itself."""
-    holder = None if key is None else queries.slot_holder(session, tenant_id=tenant_id,
-                                                           subject=subject, key=key)
+    holder = None if key is None else store.slot_holder(session, tenant_id=tenant_id,
+                                                         subject=subject, key=key)
     return [] if holder is None else [holder]

@@ -1,4 +1,8 @@
-"""Reading memories: one memory, pages of them, versions, lineage; and their public shape."""
+"""Reading memories, the read-only half of the memory store (`store.py`): pages, versions and
+lineage for the API, and the reads of services that judge memories by their texts (nearest
+live memories, near-duplicate pairs, current texts). Every public Memory shape is built by
+`store.views`; every lock and write is the store's.
+"""
 
 from __future__ import annotations
 
@@ -6,15 +10,17 @@ import base64
 import binascii
 import json
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from sqlalchemy import and_, or_, tuple_
+from sqlalchemy import select as sa_select
+from sqlalchemy import text as sql
 from sqlmodel import Session, col, select
 
-from app.memories.errors import InvalidCursor, MemoryNotFound
+from app.memories import store
+from app.memories.errors import InvalidCursor
 from app.memories.models import (
     LIVE_STATES,
     Memory,
@@ -29,8 +35,9 @@ from app.memories.schemas import (
     MemoryPublic,
     VersionList,
     VersionPublic,
-    VersionRef,
 )
+
+LIVE = [state.value for state in LIVE_STATES]
 
 
 @dataclass(frozen=True)
@@ -41,93 +48,8 @@ class Filters:
     source: str | None = None
 
 
-def load(
-    session: Session, *, tenant_id: uuid.UUID, memory_id: uuid.UUID, for_update: bool = False
-) -> Memory:
-    """A visible memory (forgotten reads as absent), optionally locked for an edit."""
-    statement = select(Memory).where(Memory.id == memory_id, Memory.tenant_id == tenant_id)
-    if for_update:
-        statement = statement.with_for_update()
-    memory = session.exec(statement).first()
-    if memory is None or memory.state == MemoryState.forgotten:
-        raise MemoryNotFound()
-    return memory
-
-
-def public(memory: Memory, version: MemoryVersion) -> MemoryPublic:
-    return MemoryPublic(
-        id=memory.id,
-        subject=memory.subject,
-        text=version.text,
-        revision=memory.revision,
-        version=VersionRef(id=version.id, seq=version.seq),
-        state=MemoryState(memory.state),
-        volatility=memory.volatility,
-        key=memory.key,
-        source=memory.source,
-        depends_on=dict(memory.depends_on),
-        metadata=dict(memory.meta),
-        superseded_by=memory.superseded_by,
-        flags=list(memory.flags),
-        created_at=memory.created_at,
-        updated_at=memory.updated_at,
-        last_validated_at=memory.last_validated_at,
-    )
-
-
-def slot_holder(
-    session: Session, *, tenant_id: uuid.UUID, subject: str, key: str
-) -> uuid.UUID | None:
-    """The live memory holding ``subject``'s slot ``key``, if any (one at most)."""
-    return session.exec(
-        select(Memory.id).where(
-            Memory.tenant_id == tenant_id, Memory.subject == subject, Memory.key == key,
-            col(Memory.state).in_([state.value for state in LIVE_STATES]),
-        )
-    ).first()
-
-
-# What `public_from_row` needs, for statements over `memory m JOIN memory_version v` that
-# skip the ORM (recall's hot path); `updated_at` is the memory's.
-PUBLIC_COLUMNS = (
-    "m.id, m.subject, v.text, m.revision, v.id AS version_id, v.seq AS version_seq, m.state, "
-    "m.volatility, m.key, m.source, m.depends_on, m.metadata, m.superseded_by, m.flags, "
-    "m.created_at, m.updated_at, m.last_validated_at"
-)
-
-
-def public_from_row(row: Mapping[Any, Any]) -> MemoryPublic:
-    return MemoryPublic(
-        id=row["id"], subject=row["subject"], text=row["text"], revision=row["revision"],
-        version=VersionRef(id=row["version_id"], seq=row["version_seq"]),
-        state=MemoryState(row["state"]), volatility=row["volatility"], key=row["key"],
-        source=row["source"], depends_on=row["depends_on"], metadata=row["metadata"],
-        superseded_by=row["superseded_by"], flags=row["flags"], created_at=row["created_at"],
-        updated_at=row["updated_at"], last_validated_at=row["last_validated_at"],
-    )
-
-
-def current_version(session: Session, memory: Memory) -> MemoryVersion:
-    version = session.get(MemoryVersion, memory.current_version_id)
-    assert version is not None, "a visible memory always has a current version"
-    return version
-
-
-def view(session: Session, memory: Memory) -> MemoryPublic:
-    return public(memory, current_version(session, memory))
-
-
 def get(session: Session, *, tenant_id: uuid.UUID, memory_id: uuid.UUID) -> MemoryPublic:
-    return view(session, load(session, tenant_id=tenant_id, memory_id=memory_id))
-
-
-def views(session: Session, memories: Sequence[Memory]) -> list[MemoryPublic]:
-    ids = [m.current_version_id for m in memories if m.current_version_id is not None]
-    versions = {
-        v.id: v for v in session.exec(select(MemoryVersion).where(col(MemoryVersion.id).in_(ids)))
-    } if ids else {}
-    return [public(m, versions[m.current_version_id]) for m in memories
-            if m.current_version_id in versions]
+    return store.view(session, store.load(session, tenant_id=tenant_id, memory_id=memory_id))
 
 
 def encode_cursor(memory: Memory) -> str:
@@ -178,7 +100,8 @@ def page(
     more = len(rows) > limit
     rows = rows[:limit]
     return MemoryPage(
-        data=views(session, rows), next_cursor=encode_cursor(rows[-1]) if more else None
+        data=store.views(session, tenant_id=tenant_id, ids=[memory.id for memory in rows]),
+        next_cursor=encode_cursor(rows[-1]) if more else None,
     )
 
 
@@ -194,12 +117,12 @@ def version_rows(session: Session, memory: Memory) -> list[VersionPublic]:
 
 
 def versions(session: Session, *, tenant_id: uuid.UUID, memory_id: uuid.UUID) -> VersionList:
-    memory = load(session, tenant_id=tenant_id, memory_id=memory_id)
+    memory = store.load(session, tenant_id=tenant_id, memory_id=memory_id)
     return VersionList(data=version_rows(session, memory))
 
 
 def lineage(session: Session, *, tenant_id: uuid.UUID, memory_id: uuid.UUID) -> Lineage:
-    memory = load(session, tenant_id=tenant_id, memory_id=memory_id)
+    memory = store.load(session, tenant_id=tenant_id, memory_id=memory_id)
     supersedes = session.exec(
         select(Memory.id).where(Memory.tenant_id == tenant_id, Memory.superseded_by == memory.id)
         .order_by(col(Memory.created_at))
@@ -227,3 +150,135 @@ def lineage(session: Session, *, tenant_id: uuid.UUID, memory_id: uuid.UUID) -> 
         children=[EdgePublic(kind=e.child_kind, ref=str(e.child_id), created_at=e.created_at)
                   for e in children],
     )
+
+
+# ---------------------------------------------------------------------------------------------
+# Reads for the services that judge memories by their texts (contradictions, consolidation,
+# forget by description).
+# ---------------------------------------------------------------------------------------------
+
+def versions_of(session: Session, memory_ids: Sequence[uuid.UUID]) -> Sequence[MemoryVersion]:
+    return session.exec(
+        select(MemoryVersion).where(col(MemoryVersion.memory_id).in_(list(memory_ids)))
+    ).all()
+
+
+def version_texts(session: Session, version_ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, str]:
+    if not version_ids:
+        return {}
+    return dict(session.exec(
+        select(MemoryVersion.id, MemoryVersion.text)
+        .where(col(MemoryVersion.id).in_(list(version_ids)))
+    ).all())
+
+
+def with_current_versions(
+    session: Session, *, tenant_id: uuid.UUID, ids: Sequence[uuid.UUID], states: Sequence[str]
+) -> dict[uuid.UUID, tuple[Memory, MemoryVersion]]:
+    """Those of ``ids`` in one of ``states``, each with its current version."""
+    return {
+        memory.id: (memory, version)
+        for memory, version in session.exec(
+            select(Memory, MemoryVersion)
+            .join(MemoryVersion, col(MemoryVersion.id) == col(Memory.current_version_id))
+            .where(Memory.tenant_id == tenant_id, col(Memory.id).in_(list(ids)),
+                   col(Memory.state).in_(list(states)))
+        )
+    }
+
+
+@dataclass(frozen=True)
+class Stated:
+    """A live memory's current text, without its vector."""
+
+    id: uuid.UUID
+    version_id: uuid.UUID
+    key: str | None
+    text: str
+    at: datetime  # when its current text was stated
+
+
+def stated(session: Session, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, Stated]:
+    """The live memories of ``ids`` with their current texts."""
+    rows = session.execute(
+        sa_select(col(Memory.id), col(Memory.key), col(MemoryVersion.id),
+                  col(MemoryVersion.text), col(MemoryVersion.created_at))
+        .join(MemoryVersion, col(MemoryVersion.id) == col(Memory.current_version_id))
+        .where(col(Memory.id).in_(list(ids)), col(Memory.state).in_(LIVE))
+    ).all()
+    return {row[0]: Stated(row[0], row[2], row[1], row[3], row[4]) for row in rows}
+
+
+# Exact, as forgetting's list in app/recall/candidates.py: the subject's rows are gathered in
+# a materialized CTE (which the planner cannot feed from the HNSW index), then sorted, so a
+# correction always meets the facts it contradicts, however many the subject has.
+_NEAREST = sql(
+    """
+    WITH subject_rows AS MATERIALIZED (
+        SELECT m.id, v.id AS version_id, v.embedding <=> CAST(:embedding AS vector) AS distance
+        FROM memory_version v
+        JOIN memory m ON m.current_version_id = v.id
+        WHERE m.tenant_id = :tenant_id AND m.subject = :subject AND m.state = ANY(:states)
+          AND v.embedding IS NOT NULL AND m.id <> ALL(CAST(:excluded AS uuid[]))
+    )
+    SELECT id, version_id, 1 - distance FROM subject_rows
+    WHERE distance <= :max_distance
+    ORDER BY distance, id
+    LIMIT :k
+    """
+)
+
+
+def nearest_live(
+    session: Session, *, tenant_id: uuid.UUID, subject: str, embedding: Sequence[float],
+    exclude: Sequence[uuid.UUID], max_distance: float, k: int,
+) -> list[tuple[uuid.UUID, uuid.UUID, float]]:
+    """The ``k`` live memories of ``subject`` nearest to ``embedding`` (cosine distance at most
+    ``max_distance``), as (memory id, current version id, cosine similarity)."""
+    rows = session.execute(_NEAREST, {
+        "embedding": store.vector_literal(embedding), "tenant_id": tenant_id,
+        "subject": subject, "states": LIVE, "excluded": [str(i) for i in exclude], "k": k,
+        "max_distance": max_distance,
+    }).all()
+    return [(row[0], row[1], float(row[2])) for row in rows]
+
+
+_CROWDED_SUBJECTS = sql(
+    """
+    SELECT subject FROM memory
+    WHERE tenant_id = :tenant_id AND state = ANY(:states)
+    GROUP BY subject HAVING count(*) > 1
+    ORDER BY subject
+    """
+)
+# The subject's live current versions, read once; every pair compared in the database.
+_NEAR_PAIRS = sql(
+    """
+    WITH live AS MATERIALIZED (
+        SELECT m.id, v.id AS version_id, v.embedding
+        FROM memory m JOIN memory_version v ON v.id = m.current_version_id
+        WHERE m.tenant_id = :tenant_id AND m.subject = :subject AND m.state = ANY(:states)
+          AND v.embedding IS NOT NULL
+    )
+    SELECT a.id, a.version_id, b.id, b.version_id, 1 - (a.embedding <=> b.embedding)
+    FROM live a JOIN live b ON a.id < b.id
+    WHERE (a.embedding <=> b.embedding) <= :max_distance
+    """
+)
+
+
+def crowded_subjects(session: Session, *, tenant_id: uuid.UUID) -> list[str]:
+    """The tenant's subjects with two live memories or more."""
+    return list(session.execute(_CROWDED_SUBJECTS, {"tenant_id": tenant_id, "states": LIVE})
+                .scalars().all())
+
+
+def near_pairs(
+    session: Session, *, tenant_id: uuid.UUID, subject: str, max_distance: float
+) -> list[tuple[uuid.UUID, uuid.UUID, uuid.UUID, uuid.UUID, float]]:
+    """Pairs of ``subject``'s live memories whose current versions lie within
+    ``max_distance`` (cosine): (a, a's version, b, b's version, similarity), a < b."""
+    rows = session.execute(_NEAR_PAIRS, {
+        "tenant_id": tenant_id, "subject": subject, "states": LIVE, "max_distance": max_distance,
+    }).all()
+    return [(row[0], row[1], row[2], row[3], float(row[4])) for row in rows]

@@ -20,6 +20,7 @@ from sqlmodel import Session
 
 from app.core import db
 from app.memories.models import EMBEDDING_DIMENSIONS, ROUTED_VECTOR
+from app.memories.store import vector_literal
 
 # A recall asks for one list or both; in pipeline mode both statements travel together (one
 # round trip) and each is planned on its own (cheaper than one statement holding both).
@@ -185,10 +186,6 @@ _KEYWORD_SQL = """
 
 KEYWORD_MIN_COVERAGE = 0.5
 KEYWORD_MAX_DF_SHARE = 0.05
-
-
-def vector_literal(embedding: Sequence[float]) -> str:
-    return "[" + ",".join(f"{value:.7g}" for value in embedding) + "]"
 
 
 # Sorting a subject's rows exactly costs ≈ 2 µs a row on the benchmark machine (≈ 23 ms at

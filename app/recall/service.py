@@ -21,7 +21,7 @@ from psycopg.rows import dict_row
 
 from app.core import db
 from app.forgetting import retractions
-from app.memories import queries as memories
+from app.memories import store as memories
 from app.memories.models import MemoryState
 from app.memories.schemas import MemoryPublic
 from app.recall import candidates, small_subjects
@@ -251,7 +251,7 @@ def _load(
     history: dict[uuid.UUID, list[MemoryPublic]] = {}
     with conn.cursor(row_factory=dict_row) as cursor:
         for row in cursor.execute(_LOAD_SQL, {"ids": ids, "states": states}).fetchall():
-            view = memories.public_from_row(row)
+            view = memories.public(row)
             if row["is_history"]:
                 assert view.superseded_by is not None
                 history.setdefault(view.superseded_by, []).append(view)

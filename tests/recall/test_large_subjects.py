@@ -21,7 +21,7 @@ from sqlalchemy import text
 
 from app.core import db
 from app.embeddings.runtime import embedder
-from app.memories import contradictions
+from app.memories import queries
 from app.memories.models import ROUTED_INDEX
 from app.recall import candidates
 from bench.synthetic import QUERIES, memory_texts
@@ -227,7 +227,7 @@ def test_forgetting_and_contradiction_searches_never_walk_the_index(
         conn = db.driver_connection(session)
         assert _branch(conn, ask) == "walk"
         assert HNSW not in _plan(conn, candidates._EXACT_VECTOR_SQL, ask)
-        nearest_sql = "EXPLAIN " + str(contradictions._NEAREST)
+        nearest_sql = "EXPLAIN " + str(queries._NEAREST)
         plan = "\n".join(row[0] for row in session.execute(text(nearest_sql), {
             "embedding": candidates.vector_literal(ask["embedding"]), "tenant_id": seeded,
             "subject": "user:large", "states": ["active"], "excluded": [], "k": 5,

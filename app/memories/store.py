@@ -1,0 +1,352 @@
+"""The memory store: the one module that loads, locks and writes `memory`, `memory_version`
+and `provenance_edge` rows, and maps them to the public Memory shape.
+
+- **Locks** are taken in ID order, in one statement per set of rows (`lock`, and the jobs'
+  `lock_*` selections), and before any audit append (which holds the tenant's chain lock until
+  commit): two writers, or a writer and a job, never wait for each other in a cycle.
+- **The public shape** has one mapping: `PUBLIC_COLUMNS` read over
+  `memory m JOIN memory_version v`, turned into a `MemoryPublic` by `public`. `views` and
+  `view` read through it, and so does recall.
+- **Writes**: `insert`, `append_version`, `make_current`, `restate`, `patch`,
+  `record_provenance`, `redact_versions`, `purge_content` and `save`. The lifecycle
+  (`app/lifecycle/transitions.py`) alone sets the lifecycle columns (state, revision, flags,
+  superseded_by, updated_at, state_changed_at, last_validated_at) on rows loaded here and
+  saves them through `save`.
+
+`queries.py` beside this module is its read-only half: pages, versions and lineage for the
+API, and the reads of services that judge memories by their texts. Nothing else in `app/`
+reads these tables, with one documented exception: recall (`app/recall/`), whose hot path
+reads them with raw, read-only SQL of its own (psycopg pipelines, no ORM) and maps its rows
+with `PUBLIC_COLUMNS` and `public` like everything else.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import and_, or_, update
+from sqlalchemy import text as sql
+from sqlmodel import Session, col, func, select
+
+from app.memories.errors import MemoryNotFound
+from app.memories.models import LIVE_STATES, Memory, MemoryState, MemoryVersion, ProvenanceEdge
+from app.memories.schemas import MemoryCreate, MemoryPatch, MemoryPublic, VersionRef
+
+LIVE = [state.value for state in LIVE_STATES]
+
+# ---------------------------------------------------------------------------------------------
+# The public shape.
+# ---------------------------------------------------------------------------------------------
+
+# What `public` needs, over `memory m JOIN memory_version v` (v the current version);
+# `updated_at` is the memory's.
+PUBLIC_COLUMNS = (
+    "m.id, m.subject, v.text, m.revision, v.id AS version_id, v.seq AS version_seq, m.state, "
+    "m.volatility, m.key, m.source, m.depends_on, m.metadata, m.superseded_by, m.flags, "
+    "m.created_at, m.updated_at, m.last_validated_at"
+)
+_VIEWS = sql(
+    f"SELECT {PUBLIC_COLUMNS} FROM memory m JOIN memory_version v ON v.id = m.current_version_id"
+    " WHERE m.tenant_id = :tenant_id AND m.id = ANY(CAST(:ids AS uuid[]))"
+)
+
+
+def public(row: Mapping[Any, Any]) -> MemoryPublic:
+    """A memory as the API shows it, from a row of `PUBLIC_COLUMNS`."""
+    return MemoryPublic(
+        id=row["id"], subject=row["subject"], text=row["text"], revision=row["revision"],
+        version=VersionRef(id=row["version_id"], seq=row["version_seq"]),
+        state=MemoryState(row["state"]), volatility=row["volatility"], key=row["key"],
+        source=row["source"], depends_on=row["depends_on"], metadata=row["metadata"],
+        superseded_by=row["superseded_by"], flags=row["flags"], created_at=row["created_at"],
+        updated_at=row["updated_at"], last_validated_at=row["last_validated_at"],
+    )
+
+
+def views(
+    session: Session, *, tenant_id: uuid.UUID, ids: Sequence[uuid.UUID]
+) -> list[MemoryPublic]:
+    """The public shape of these memories, in the order given; those without a version skipped."""
+    if not ids:
+        return []
+    session.flush()  # a textual statement does not autoflush: read what this session wrote
+    rows = session.execute(_VIEWS, {"tenant_id": tenant_id, "ids": [str(i) for i in ids]})
+    found = {view.id: view for view in map(public, rows.mappings())}
+    return [found[memory_id] for memory_id in ids if memory_id in found]
+
+
+def view(session: Session, memory: Memory) -> MemoryPublic:
+    [shown] = views(session, tenant_id=memory.tenant_id, ids=[memory.id])
+    return shown
+
+
+def vector_literal(embedding: Sequence[float]) -> str:
+    """An embedding as a pgvector literal, for `CAST(:embedding AS vector)`."""
+    return "[" + ",".join(f"{value:.7g}" for value in embedding) + "]"
+
+
+# ---------------------------------------------------------------------------------------------
+# Loading.
+# ---------------------------------------------------------------------------------------------
+
+
+def find(session: Session, *, tenant_id: uuid.UUID, memory_id: uuid.UUID) -> Memory | None:
+    """The memory in any state, tombstones included."""
+    return session.exec(
+        select(Memory).where(Memory.id == memory_id, Memory.tenant_id == tenant_id)
+    ).first()
+
+
+def load(
+    session: Session, *, tenant_id: uuid.UUID, memory_id: uuid.UUID, for_update: bool = False
+) -> Memory:
+    """A visible memory (forgotten reads as absent), optionally locked for an edit."""
+    memory = (lock(session, tenant_id=tenant_id, ids=[memory_id]).get(memory_id) if for_update
+              else find(session, tenant_id=tenant_id, memory_id=memory_id))
+    if memory is None or memory.state == MemoryState.forgotten:
+        raise MemoryNotFound()
+    return memory
+
+
+def state_of(session: Session, *, tenant_id: uuid.UUID, memory_id: uuid.UUID) -> str | None:
+    return session.exec(
+        select(Memory.state).where(Memory.id == memory_id, Memory.tenant_id == tenant_id)
+    ).first()
+
+
+def unforgotten(
+    session: Session, *, tenant_id: uuid.UUID, ids: Sequence[uuid.UUID]
+) -> set[uuid.UUID]:
+    """Which of ``ids`` name memories that exist and are not forgotten."""
+    if not ids:
+        return set()
+    return set(session.exec(
+        select(Memory.id).where(
+            Memory.tenant_id == tenant_id, col(Memory.id).in_(set(ids)),
+            Memory.state != MemoryState.forgotten.value,
+        )
+    ).all())
+
+
+def written_by(session: Session, *, tenant_id: uuid.UUID, write_id: uuid.UUID) -> Memory | None:
+    """The slot memory a keyed write with this derived ID already added a version to."""
+    return session.exec(
+        select(Memory)
+        .join(MemoryVersion, col(MemoryVersion.memory_id) == col(Memory.id))
+        .where(MemoryVersion.operation_id == write_id, Memory.tenant_id == tenant_id)
+    ).first()
+
+
+def lock_slot(session: Session, *, tenant_id: uuid.UUID, subject: str, key: str) -> None:
+    """Order every write to ``subject``'s slot ``key`` until the transaction ends.
+
+    Two first writes to an empty slot would both find no holder and both take it.
+    """
+    session.execute(sql("SELECT pg_advisory_xact_lock(hashtextextended(:k, 0))"),
+                    {"k": f"memory-slot:{tenant_id}:{subject}:{key}"})
+
+
+def slot_holder(
+    session: Session, *, tenant_id: uuid.UUID, subject: str, key: str,
+    other_than: uuid.UUID | None = None,
+) -> uuid.UUID | None:
+    """The live memory holding ``subject``'s slot ``key``, if any (one at most)."""
+    statement = select(Memory.id).where(
+        Memory.tenant_id == tenant_id, Memory.subject == subject, Memory.key == key,
+        col(Memory.state).in_(LIVE),
+    )
+    if other_than is not None:
+        statement = statement.where(Memory.id != other_than)
+    return session.exec(statement).first()
+
+
+def version_at(session: Session, memory: Memory, seq: int) -> MemoryVersion | None:
+    return session.exec(
+        select(MemoryVersion).where(MemoryVersion.memory_id == memory.id,
+                                    MemoryVersion.seq == seq)
+    ).first()
+
+
+# ---------------------------------------------------------------------------------------------
+# Locking (always in ID order, in one statement, with the values the lock returned).
+# ---------------------------------------------------------------------------------------------
+
+
+def lock(
+    session: Session, *, tenant_id: uuid.UUID, ids: Sequence[uuid.UUID]
+) -> dict[uuid.UUID, Memory]:
+    """Lock these memories (any state) in ID order; their rows as they are once locked."""
+    wanted = sorted(set(ids))
+    if not wanted:
+        return {}
+    rows = session.exec(_locking(
+        select(Memory).where(Memory.tenant_id == tenant_id, col(Memory.id).in_(wanted))
+    )).all()
+    return {memory.id: memory for memory in rows}
+
+
+def lock_overdue(
+    session: Session, *, tenant_id: uuid.UUID, validated_before: Mapping[str, datetime],
+    limit: int | None,
+) -> Sequence[Memory]:
+    """Active memories last validated before their volatility's cutoff, locked."""
+    return session.exec(_locking(
+        select(Memory)
+        .where(Memory.tenant_id == tenant_id, col(Memory.state) == MemoryState.active.value,
+               or_(*(and_(col(Memory.volatility) == volatility,
+                          col(Memory.last_validated_at) < cutoff)
+                     for volatility, cutoff in validated_before.items())))
+    ).limit(limit)).all()
+
+
+def lock_aged(
+    session: Session, *, tenant_id: uuid.UUID, deprecated_before: datetime,
+    quarantined_before: datetime, limit: int | None,
+) -> Sequence[Memory]:
+    """Deprecated and quarantined memories in their state since before the cutoffs, locked."""
+    return session.exec(_locking(
+        select(Memory)
+        .where(Memory.tenant_id == tenant_id, or_(
+            and_(col(Memory.state) == MemoryState.deprecated.value,
+                 col(Memory.state_changed_at) < deprecated_before),
+            and_(col(Memory.state) == MemoryState.quarantined.value,
+                 col(Memory.state_changed_at) < quarantined_before),
+        ))
+    ).limit(limit)).all()
+
+
+def lock_depending(
+    session: Session, *, tenant_id: uuid.UUID, key: str, other_than: str
+) -> Sequence[Memory]:
+    """Live memories whose `depends_on[key]` is a value other than ``other_than``, locked."""
+    return session.exec(_locking(
+        select(Memory)
+        .where(Memory.tenant_id == tenant_id, col(Memory.state).in_(LIVE),
+               sql("depends_on ? :key AND depends_on ->> :key <> :value")
+               .bindparams(key=key, value=other_than))
+    )).all()
+
+
+def _locking(statement: Any) -> Any:
+    # A concurrent locker waits on the rows and, once they are committed, PostgreSQL re-checks
+    # the WHERE clause of each: a row that no longer matches is not returned twice.
+    return (statement.order_by(col(Memory.id)).with_for_update()
+            # The values the lock returned, not objects this session may already hold.
+            .execution_options(populate_existing=True))
+
+
+# ---------------------------------------------------------------------------------------------
+# Writing.
+# ---------------------------------------------------------------------------------------------
+
+
+def insert(
+    session: Session, *, memory_id: uuid.UUID, tenant_id: uuid.UUID, body: MemoryCreate
+) -> Memory:
+    """A new memory (revision 1, active) from a write; its first version is appended next."""
+    memory = Memory(
+        id=memory_id, tenant_id=tenant_id, subject=body.subject, key=body.key,
+        volatility=body.volatility.value, source=body.source, depends_on=dict(body.depends_on),
+        meta=dict(body.metadata),
+    )
+    session.add(memory)
+    session.flush()
+    return memory
+
+
+def append_version(
+    session: Session, memory: Memory, text: str, embedding: list[float] | None,
+    *, operation_id: uuid.UUID | None = None,
+) -> MemoryVersion:
+    """A new current version of ``memory`` (the pointer moves; the revision does not)."""
+    last = session.exec(
+        select(func.max(MemoryVersion.seq)).where(MemoryVersion.memory_id == memory.id)
+    ).one()
+    version = MemoryVersion(
+        tenant_id=memory.tenant_id, memory_id=memory.id, seq=(last or 0) + 1, text=text,
+        embedding=embedding, operation_id=operation_id,
+    )
+    session.add(version)
+    session.flush()
+    make_current(memory, version)
+    return version
+
+
+def make_current(memory: Memory, version: MemoryVersion) -> None:
+    memory.current_version_id = version.id
+
+
+def restate(memory: Memory, body: MemoryCreate) -> None:
+    """A restated slot takes the fields the new write names, and keeps the others."""
+    given = body.model_fields_set
+    if "volatility" in given:
+        memory.volatility = body.volatility.value
+    if "source" in given:
+        memory.source = body.source
+    if "depends_on" in given:
+        memory.depends_on = dict(body.depends_on)
+    if "metadata" in given:
+        memory.meta = dict(body.metadata)
+
+
+def patch(memory: Memory, changes: MemoryPatch) -> None:
+    """The fields a correction names (its text is a new version: `append_version`)."""
+    if changes.volatility is not None:
+        memory.volatility = changes.volatility.value
+    if changes.depends_on is not None:
+        memory.depends_on = dict(changes.depends_on)
+    if changes.metadata is not None:
+        memory.meta = dict(changes.metadata)
+
+
+def record_provenance(
+    session: Session, *, tenant_id: uuid.UUID, child_id: uuid.UUID, source: str | None = None,
+    derived_from: Sequence[uuid.UUID] = (),
+) -> None:
+    """Edges from memory ``child_id`` to its source and the memories it was derived from."""
+    parents = ([("source", source)] if source else []) + [
+        ("memory", str(parent)) for parent in dict.fromkeys(derived_from) if parent != child_id
+    ]
+    for kind, ref in parents:
+        session.add(ProvenanceEdge(tenant_id=tenant_id, child_kind="memory", child_id=child_id,
+                                   parent_kind=kind, parent_ref=ref))
+
+
+def redact_versions(session: Session, texts: Mapping[uuid.UUID, str]) -> None:
+    """Give these versions new texts and drop their vectors (a vector encodes the old text)."""
+    for version_id, redacted in texts.items():
+        session.execute(
+            update(MemoryVersion).where(col(MemoryVersion.id) == version_id)
+            .values(text=redacted, embedding=None)
+        )
+
+
+def purge_content(session: Session, memory: Memory) -> None:
+    """Empty every version of ``memory`` and clear its content fields: a tombstone remains.
+
+    The memory row keeps its ID, subject, source and state; the versions keep their rows with
+    empty text and no vector (the generated search vector empties with the text).
+    """
+    session.execute(
+        update(MemoryVersion)
+        .where(col(MemoryVersion.memory_id) == memory.id)
+        .values(text="", embedding=None)
+        # Sync loaded versions by the ids the UPDATE returns; the default ("evaluate") walks
+        # the whole identity map on every call, quadratic over a job purging thousands.
+        .execution_options(synchronize_session="fetch")
+    )
+    memory.key = None
+    memory.depends_on = {}
+    memory.meta = {}
+    memory.flags = []
+    session.add(memory)
+
+
+def save(session: Session, memory: Memory, *, flush: bool = False) -> None:
+    """Write a loaded memory's changed columns (at the next flush, or now)."""
+    session.add(memory)
+    if flush:
+        session.flush()
