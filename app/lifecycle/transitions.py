@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Mapping
+from typing import Any
 
 from sqlmodel import Session
 
@@ -32,6 +34,7 @@ def transition(
     actor: str,
     superseded_by: uuid.UUID | None = None,
     flush: bool = True,
+    details: Mapping[str, Any] | None = None,
 ) -> None:
     """Move ``memory`` (locked by the caller) to ``to_state``; revision + 1; audited.
 
@@ -54,7 +57,7 @@ def transition(
         session, tenant_id=memory.tenant_id, actor=actor, action="memory.transition",
         target_kind="memory", target_id=memory.id, from_state=current.value,
         to_state=to_state.value, reason=reason[:500],
-        details={"revision": memory.revision,
+        details={**(details or {}), "revision": memory.revision,
                  "superseded_by": str(superseded_by) if superseded_by else None},
         flush=flush,
     )
@@ -62,9 +65,10 @@ def transition(
 
 def doubt(
     session: Session, memory: Memory, flag: str, *, reason: str, actor: str, flush: bool = True,
+    details: Mapping[str, Any] | None = None,
 ) -> bool:
-    """Add ``flag`` to a locked live memory: an active one becomes suspect (audited), an
-    already suspect one keeps its state but the new doubt still moves its revision.
+    """Add ``flag`` to a locked live memory: an active one becomes suspect, an already
+    suspect one keeps its state but the new doubt still moves its revision; audited either way.
 
     False, and nothing changes, when the memory carries the flag already (a rerun).
     """
@@ -73,11 +77,16 @@ def doubt(
     memory.flags = [*memory.flags, flag]
     if memory.state == MemoryState.active:
         transition(session, memory, MemoryState.suspect, reason=reason, actor=actor,
-                   flush=flush)
+                   flush=flush, details=details)
     else:
         memory.revision += 1
         memory.updated_at = utcnow()
         session.add(memory)
-        if flush:
-            session.flush()
+        # No state move, but a new doubt (and who raised it) belongs in the memory's trail.
+        audit.record(
+            session, tenant_id=memory.tenant_id, actor=actor, action="memory.flagged",
+            target_kind="memory", target_id=memory.id, reason=reason[:500],
+            details={**(details or {}), "revision": memory.revision, "flag": flag},
+            flush=flush,
+        )
     return True
