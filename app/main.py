@@ -1,15 +1,19 @@
-"""create_app(): routers, error handlers, console."""
+"""create_app(): routers, error handlers, console, and the lifespan that loads the model."""
 
 from __future__ import annotations
 
 import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
+from starlette.concurrency import run_in_threadpool
 
 from app.audit.router import router as audit_router
 from app.core import errors
 from app.core.body_limit import BodyLimitMiddleware
 from app.core.config import get_settings
+from app.embeddings import runtime as embeddings
 from app.forgetting.describe_router import router as describe_router
 from app.forgetting.revalidation_router import router as ladder_router
 from app.forgetting.router import router as forgetting_router
@@ -29,6 +33,15 @@ DESCRIPTION = (
 )
 
 
+@asynccontextmanager
+async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+    """Load the embedding model before serving: uvicorn listens only once this yields, so
+    the first write or recall does not wait for the model, and `/readyz` answering means
+    fast."""
+    await run_in_threadpool(embeddings.load_or_log)
+    yield
+
+
 def create_app() -> FastAPI:
     logging.basicConfig(level=logging.INFO)
     app = FastAPI(
@@ -36,6 +49,7 @@ def create_app() -> FastAPI:
         version="1.0.0",
         description=DESCRIPTION,
         openapi_url="/openapi.json",
+        lifespan=lifespan,
     )
     errors.install(app)
     for router in (

@@ -25,6 +25,20 @@ class AuditEventPublic(PublicModel):
     hash: str = Field(description="SHA-256 over this event's canonical JSON and prev_hash.")
 
 
+class TrailEvent(PublicModel):
+    """One audit event about a target, as a memory's lineage lists it: who moved it where and
+    why, without the chain's hashes (`GET /v1/audit?target_id=` has the full event)."""
+
+    seq: int = Field(description="Its position in the tenant's audit chain.")
+    actor: str = Field(description='"key:<api key id>", "system:<job>" or "admin".')
+    action: str = Field(description='What happened, e.g. "memory.transition".')
+    from_state: str | None
+    to_state: str | None
+    reason: str | None
+    details: dict[str, Any] = Field(description="Content-free facts: counts, flags, IDs.")
+    created_at: datetime
+
+
 class AuditPage(PublicModel):
     data: list[AuditEventPublic]
     next_cursor: str | None

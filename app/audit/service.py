@@ -22,7 +22,7 @@ from sqlmodel import Session, col, select
 from app.audit import chain, content
 from app.audit.errors import InvalidCursor
 from app.audit.models import AuditEvent
-from app.audit.schemas import AuditEventPublic, AuditPage, VerifyResult
+from app.audit.schemas import AuditEventPublic, AuditPage, TrailEvent, VerifyResult
 from app.core.models import utcnow
 
 if TYPE_CHECKING:
@@ -30,6 +30,9 @@ if TYPE_CHECKING:
 
 ADMIN = "admin"
 VERIFY_BATCH = 1000
+# A memory moves a handful of times in its life; a trail this long is already unusual, and the
+# rest stays readable through `events`.
+TRAIL_LIMIT = 200
 
 
 def actor_for(principal: Principal) -> str:
@@ -194,6 +197,21 @@ def events(
         data=[AuditEventPublic.model_validate(row) for row in rows],
         next_cursor=encode_cursor(rows[-1].seq) if more else None,
     )
+
+
+def trail(
+    session: Session, *, tenant_id: uuid.UUID, target_kind: str, target_id: str | uuid.UUID,
+    limit: int = TRAIL_LIMIT,
+) -> list[TrailEvent]:
+    """The last ``limit`` events about one target, oldest first (a memory's lineage)."""
+    rows = session.exec(
+        select(AuditEvent)
+        .where(AuditEvent.tenant_id == tenant_id, AuditEvent.target_id == str(target_id),
+               AuditEvent.target_kind == target_kind)
+        .order_by(col(AuditEvent.seq).desc())
+        .limit(limit)
+    ).all()
+    return [TrailEvent.model_validate(row) for row in reversed(rows)]
 
 
 def encode_cursor(seq: int) -> str:

@@ -42,6 +42,9 @@ def _configure(sender: Celery, **_: Any) -> None:
         # A worker killed mid-task leaves the message unacknowledged, so it is redelivered.
         task_reject_on_worker_lost=True,
         worker_prefetch_multiplier=1,
+        # A pool process reports up once it has loaded the embedding model (see
+        # app/embeddings/runtime.py): seconds, tens on a busy machine, where Celery waits 4 s.
+        worker_proc_alive_timeout=180.0,
         worker_hijack_root_logger=False,
         timezone="UTC",
         enable_utc=True,

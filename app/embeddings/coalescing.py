@@ -17,7 +17,7 @@ import threading
 from collections.abc import Sequence
 from concurrent.futures import Future
 
-from app.embeddings.provider import Embedder, EmbeddingError
+from app.embeddings.provider import Embedder, EmbeddingError, Preloadable
 
 log = logging.getLogger(__name__)
 
@@ -33,6 +33,14 @@ class CoalescingEmbedder:
         self._queue: queue.SimpleQueue[tuple[str, Future[list[float]]]] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
+
+    @property
+    def loaded(self) -> bool:
+        return not isinstance(self.inner, Preloadable) or self.inner.loaded
+
+    def load(self) -> None:
+        if isinstance(self.inner, Preloadable):
+            self.inner.load()
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         """Many texts are one call already: straight to the model."""

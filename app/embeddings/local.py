@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from app.embeddings.provider import batches
+from app.embeddings.provider import WARM_UP_TEXT, batches
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -41,10 +41,14 @@ def _construct(path: str, device: str) -> SentenceTransformer:
     return SentenceTransformer(path, device=device, local_files_only=True)
 
 
+def _key(path: str | None, device: str) -> tuple[str, str]:
+    return str(Path(path or default_model_path()).resolve()), device
+
+
 def load_model(
     path: str | None = None, device: str = "cpu", num_threads: int | None = None
 ) -> SentenceTransformer:
-    key = (str(Path(path or default_model_path()).resolve()), device)
+    key = _key(path, device)
     model = _MODELS.get(key)
     if model is not None:
         return model
@@ -82,9 +86,16 @@ class LocalMiniLMEmbedder:
 
     @property
     def model(self) -> SentenceTransformer:
-        # Lazy so that importing the app (and building it via the factory)
-        # stays cheap; the first embed or readiness probe pays the load.
+        # Lazy so that importing the app (and building it via the factory) stays cheap; a
+        # process that serves loads it before it reports ready (`load`).
         return load_model(self.model_path, self.device, self.num_threads)
+
+    @property
+    def loaded(self) -> bool:
+        return _key(self.model_path, self.device) in _MODELS
+
+    def load(self) -> None:
+        self.embed_one(WARM_UP_TEXT)
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         out: list[list[float]] = []

@@ -6,10 +6,10 @@ waited for it (a key check took 3 ms beside an embedding instead of 0.3), and th
 waited for them. In a child process the two run side by side on two cores. Texts go to the
 child over a pipe; vectors come back as float32 bytes.
 
-The child is started on first use, with `spawn` (a fork of a process running threads and
-torch is unsafe), and again after it dies, fails to answer in time, or when this process is
-itself a fork of the one that started it. It exits when the pipe closes, so it never outlives
-the API.
+The child is started by `load` (the API calls it before it serves) or on first use, with
+`spawn` (a fork of a process running threads and torch is unsafe), and again after it dies,
+fails to answer in time, or when this process is itself a fork of the one that started it. It
+exits when the pipe closes, so it never outlives the API.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from multiprocessing.process import BaseProcess
 import numpy as np
 
 from app.embeddings.local import LocalMiniLMEmbedder
-from app.embeddings.provider import EmbeddingError
+from app.embeddings.provider import WARM_UP_TEXT, EmbeddingError
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +47,16 @@ class ProcessEmbedder:
         self._child: BaseProcess | None = None
         self._conn: Connection | None = None
         self._owner_pid = 0
+        self._answered = False  # the running child has embedded: its model is in memory
+
+    @property
+    def loaded(self) -> bool:
+        child = self._child
+        return (self._answered and child is not None and self._owner_pid == os.getpid()
+                and child.is_alive())
+
+    def load(self) -> None:
+        self.embed_one(WARM_UP_TEXT)
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         if isinstance(texts, str):
@@ -75,6 +85,7 @@ class ProcessEmbedder:
                 if not conn.poll(self.timeout):
                     raise TimeoutError(f"no answer in {self.timeout:g} s")
                 answer: tuple[bool, bytes | str] = conn.recv()
+                self._answered = self._answered or answer[0]
                 return answer
             except (EOFError, OSError, TimeoutError) as exc:
                 # The pipe may still carry a late answer: only a new child is in step.
@@ -117,6 +128,7 @@ class ProcessEmbedder:
             self._child.kill()
             self._child.join(10)
         self._child = self._conn = None
+        self._answered = False
 
 
 def _serve(conn: Connection, model: LocalMiniLMEmbedder) -> None:

@@ -22,6 +22,24 @@ class Embedder(Protocol):
     def embed_one(self, text: str) -> list[float]: ...
 
 
+@runtime_checkable
+class Preloadable(Protocol):
+    """An embedder with a model to load before it answers fast (the local one)."""
+
+    @property
+    def loaded(self) -> bool:
+        """The model is in memory and has run once: the next call pays no load."""
+        ...
+
+    def load(self) -> None:
+        """Load the model and run it once; at once if it is loaded already."""
+        ...
+
+
+# What `load` embeds: the first forward pass sets up more than the model's weights.
+WARM_UP_TEXT = "warm-up"
+
+
 def batches(texts: Sequence[str], size: int) -> Iterator[Sequence[str]]:
     # A bare str is a Sequence[str] too; embedding it character by character
     # is never what the caller meant, so fail loudly instead.

@@ -76,16 +76,8 @@ def list_exclusions(
     cursor: Annotated[str | None, Query(max_length=100)] = None,
 ) -> ExclusionList:
     """List excluded sources, oldest first."""
-    rows = list(sources.exclusions(session, tenant_id=principal.tenant_id))
-    start = 0
-    if cursor is not None:
-        start = next((i + 1 for i, row in enumerate(rows) if str(row.id) == cursor), len(rows))
-    page = rows[start:start + limit]
-    more = start + limit < len(rows)
-    return ExclusionList(
-        data=[ExclusionPublic.model_validate(row, from_attributes=True) for row in page],
-        next_cursor=str(page[-1].id) if more and page else None,
-    )
+    return sources.exclusions(session, tenant_id=principal.tenant_id, limit=limit,
+                              cursor=cursor)
 
 
 @router.delete("/v1/sources/exclusions/{exclusion_id}", status_code=204)

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from datetime import datetime
 
+from sqlalchemy import tuple_
 from sqlmodel import Session, col, select
 
 from app.audit import service as audit
 from app.core import db
 from app.forgetting.errors import ExclusionNotFound, SourceExcluded
 from app.forgetting.models import SourceExclusion
+from app.forgetting.schemas import ExclusionList, ExclusionPublic
 
 
 def is_excluded(session: Session, *, tenant_id: uuid.UUID, source: str | None) -> bool:
@@ -59,12 +61,42 @@ def exclude(
     return exclusion, True
 
 
-def exclusions(session: Session, *, tenant_id: uuid.UUID) -> Sequence[SourceExclusion]:
-    return session.exec(
-        select(SourceExclusion)
-        .where(SourceExclusion.tenant_id == tenant_id)
-        .order_by(col(SourceExclusion.created_at), col(SourceExclusion.id))
-    ).all()
+def exclusions(
+    session: Session, *, tenant_id: uuid.UUID, limit: int, cursor: str | None = None
+) -> ExclusionList:
+    """One page of the tenant's exclusions, oldest first by (created_at, id).
+
+    The cursor is the last ID of the previous page; one that names no exclusion of this
+    tenant (removed since, or never one) ends the listing.
+    """
+    order = (col(SourceExclusion.created_at), col(SourceExclusion.id))
+    statement = select(SourceExclusion).where(SourceExclusion.tenant_id == tenant_id)
+    if cursor is not None:
+        after = _cursor_row(session, tenant_id=tenant_id, cursor=cursor)
+        if after is None:
+            return ExclusionList(data=[])
+        statement = statement.where(tuple_(*order) > tuple_(*after))
+    rows = session.exec(statement.order_by(*order).limit(limit + 1)).all()
+    page = rows[:limit]
+    return ExclusionList(
+        data=[ExclusionPublic.model_validate(row, from_attributes=True) for row in page],
+        next_cursor=str(page[-1].id) if len(rows) > limit else None,
+    )
+
+
+def _cursor_row(
+    session: Session, *, tenant_id: uuid.UUID, cursor: str
+) -> tuple[datetime, uuid.UUID] | None:
+    try:
+        exclusion_id = uuid.UUID(cursor)
+    except ValueError:
+        return None
+    row = session.exec(
+        select(SourceExclusion.created_at, SourceExclusion.id).where(
+            SourceExclusion.tenant_id == tenant_id, SourceExclusion.id == exclusion_id
+        )
+    ).first()
+    return None if row is None else (row[0], row[1])
 
 
 def remove(session: Session, *, tenant_id: uuid.UUID, exclusion_id: uuid.UUID,

@@ -6,9 +6,10 @@
   change's audit event. Every change to a memory calls it: update, revert and a slot's new
   version (`app/memories/service.py`), strike, confirm, doubt and every transition; nothing
   else assigns `revision`, and nothing but `transition` assigns `state`.
-  Audit events record state transitions and compliance actions (transitions, strikes), with
-  IDs, states and the revision, never content. An application's own edit (update, revert,
-  a slot's new version, a doubt that moves no state, confirming an active memory) gets none:
+  Audit events record state transitions, strikes and doubts (a flag on an already suspect
+  memory, naming who raised it), with IDs, states and the revision, never content. An
+  application's own edit (update, revert, a slot's new version, confirming an active memory)
+  gets none:
   it is neither, and an append would hold the tenant's audit chain lock until commit,
   serializing every write of the tenant.
 - `destroy_content` is the one way content leaves a memory: the tombstone (forget, retention's
@@ -109,6 +110,7 @@ def transition(
     actor: str,
     superseded_by: uuid.UUID | None = None,
     flush: bool = True,
+    details: Mapping[str, Any] | None = None,
 ) -> None:
     """Move ``memory`` (locked by the caller) to ``to_state``; revision + 1; audited."""
     current = MemoryState(memory.state)
@@ -123,15 +125,17 @@ def transition(
     new_revision(session, memory, at=now, flush=flush, event=Event(
         action="memory.transition", actor=actor, reason=reason[:500],
         from_state=current.value, to_state=to_state.value,
-        details={"superseded_by": str(superseded_by) if superseded_by else None},
+        details={**(details or {}),
+                 "superseded_by": str(superseded_by) if superseded_by else None},
     ))
 
 
 def doubt(
     session: Session, memory: Memory, flag: str, *, reason: str, actor: str, flush: bool = True,
+    details: Mapping[str, Any] | None = None,
 ) -> bool:
-    """Add ``flag`` to a locked live memory: an active one becomes suspect (audited), an
-    already suspect one keeps its state but the new doubt still moves its revision.
+    """Add ``flag`` to a locked live memory: an active one becomes suspect, an already
+    suspect one keeps its state but the new doubt still moves its revision; audited either way.
 
     False, and nothing changes, when the memory carries the flag already (a rerun).
     """
@@ -140,9 +144,13 @@ def doubt(
     memory.flags = [*memory.flags, flag]
     if memory.state == MemoryState.active:
         transition(session, memory, MemoryState.suspect, reason=reason, actor=actor,
-                   flush=flush)
+                   flush=flush, details=details)
     else:
-        new_revision(session, memory, flush=flush)
+        # No state move, but a new doubt (and who raised it) belongs in the memory's trail.
+        new_revision(session, memory, flush=flush, event=Event(
+            action="memory.flagged", actor=actor, reason=reason[:500],
+            details={**(details or {}), "flag": flag},
+        ))
     return True
 
 

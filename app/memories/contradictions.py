@@ -28,6 +28,8 @@ from app.text import judge as judges
 from app.text.supersession import Relation, Thresholds, Verdict, classify_similar
 
 FLAG = "contradicted"
+# The audit detail naming the memory whose write raised the flag (read back by lineage).
+CONTRADICTED_BY = "contradicted_by"
 # A new fact rarely contradicts more than one or two others; the nearest few are enough.
 TOP_K = 5
 LIVE = [state.value for state in LIVE_STATES]
@@ -90,7 +92,7 @@ def flag(
             relation, why = judged[(candidate.id, candidate.version_id)], "judge"
         if relation is Relation.contradiction and doubt(
             session, rows[candidate.id], FLAG, reason=f"contradicted by {memory_id} ({why})",
-            actor=actor,
+            actor=actor, details={CONTRADICTED_BY: str(memory_id)},
         ):
             suspected.append(candidate.id)
     return suspected

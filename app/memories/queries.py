@@ -19,6 +19,7 @@ from sqlalchemy import select as sa_select
 from sqlalchemy import text as sql
 from sqlmodel import Session, col, select
 
+from app.audit import service as audit
 from app.memories import store
 from app.memories.errors import InvalidCursor
 from app.memories.models import (
@@ -139,12 +140,17 @@ def lineage(session: Session, *, tenant_id: uuid.UUID, memory_id: uuid.UUID) -> 
             ProvenanceEdge.parent_ref == str(memory.id),
         ).order_by(col(ProvenanceEdge.created_at))
     ).all()
+    trail = audit.trail(session, tenant_id=tenant_id, target_kind="memory", target_id=memory.id)
+    contradicted_by = next((event.details["contradicted_by"] for event in reversed(trail)
+                            if "contradicted_by" in event.details), None)
     return Lineage(
         id=memory.id,
         state=MemoryState(memory.state),
         versions=version_rows(session, memory),
         superseded_by=memory.superseded_by,
         supersedes=list(supersedes),
+        contradicted_by=contradicted_by,
+        audit_events=trail,
         parents=[EdgePublic(kind=e.parent_kind, ref=e.parent_ref, created_at=e.created_at)
                  for e in parents],
         children=[EdgePublic(kind=e.child_kind, ref=str(e.child_id), created_at=e.created_at)

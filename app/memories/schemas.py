@@ -16,6 +16,7 @@ from pydantic import (
 )
 from typing_extensions import TypeAliasType
 
+from app.audit.schemas import TrailEvent
 from app.core.schemas import BodyUUID, CleanStr, StrictModel
 from app.memories.models import MemoryState, Volatility
 
@@ -169,8 +170,11 @@ class Lineage(BaseModel):
     versions: list[VersionPublic]
     superseded_by: uuid.UUID | None
     supersedes: list[uuid.UUID]
+    contradicted_by: uuid.UUID | None = Field(
+        description="The memory whose write last flagged this one `contradicted`, if any."
+    )
     parents: list[EdgePublic]
     children: list[EdgePublic]
-    audit_events: list[dict[str, Any]] = Field(
-        default_factory=list, description="Filled once the audit domain exists."
+    audit_events: list[TrailEvent] = Field(
+        description="The audit events about this memory, oldest first (the last 200)."
     )

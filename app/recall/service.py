@@ -24,7 +24,7 @@ from app.forgetting import retractions
 from app.memories import store as memories
 from app.memories.models import MemoryState
 from app.memories.schemas import MemoryPublic
-from app.recall import candidates, small_subjects
+from app.recall import candidates, ranking, small_subjects
 from app.recall.ranking import reciprocal_rank_fusion
 from app.recall.schemas import (
     RecallMode,
@@ -214,16 +214,17 @@ def results(
     # A candidate whose memory left the recallable states since its list was read is dropped
     # by the load; the next ones take its place.
     while len(answer) < request.limit and start < len(fused):
-        batch = fused[start: start + request.limit - len(answer)]
+        batch = fused[start: ranking.tie_end(fused, start + request.limit - len(answer))]
         start += len(batch)
         views, history = _load(conn, [memory_id for memory_id, _ in batch], states)
         answer += [
-            RecallResult(memory=views[memory_id], score=round(score, 6),
+            RecallResult(memory=views[memory_id], score=ranking.shown(score),
                          flags=_flags(views[memory_id]), history=history.get(memory_id, []))
             for memory_id, score in batch
             if memory_id in views
         ]
-    return RecallResponse(results=answer, retractions=retracted)
+    return RecallResponse(results=ranking.order(answer)[: request.limit],
+                          retractions=retracted)
 
 
 # The results still in a recallable state and, beside each, the deprecated memories it

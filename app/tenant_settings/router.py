@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
+from app.audit import service as audit
 from app.core import uow
 from app.core.deps import AppReader, ComplianceWriter, SessionDep
 from app.core.errors import COMMON_PROBLEMS, problem_responses
@@ -24,4 +25,5 @@ def update_settings(
     body: SettingsPatch, principal: ComplianceWriter, session: SessionDep
 ) -> SettingsPublic:
     """Change this tenant's settings (compliance key); nested objects merge."""
-    return service.update(session, tenant_id=principal.tenant_id, patch=body)
+    return service.update(session, tenant_id=principal.tenant_id, patch=body,
+                          actor=audit.actor_for(principal))

@@ -8,6 +8,7 @@ from typing import Any
 from pydantic import ValidationError
 from sqlmodel import Session
 
+from app.audit import service as audit
 from app.core.errors import Conflict, NotFound
 from app.core.models import utcnow
 from app.tenant_settings.models import TenantSettings
@@ -40,7 +41,11 @@ def get(session: Session, *, tenant_id: uuid.UUID) -> SettingsPublic:
     return _public(_row(session, tenant_id))
 
 
-def update(session: Session, *, tenant_id: uuid.UUID, patch: SettingsPatch) -> SettingsPublic:
+def update(
+    session: Session, *, tenant_id: uuid.UUID, patch: SettingsPatch, actor: str
+) -> SettingsPublic:
+    """Merge ``patch`` into the settings; audited as ``settings.updated`` naming ``actor``
+    and the fields whose values changed (names only)."""
     row = _row(session, tenant_id, for_update=True)
     current = _public(row).model_dump()
     changes = patch.model_dump(exclude_none=True)
@@ -64,7 +69,22 @@ def update(session: Session, *, tenant_id: uuid.UUID, patch: SettingsPatch) -> S
     row.updated_at = utcnow()
     session.add(row)
     session.flush()
+    audit.record(session, tenant_id=tenant_id, actor=actor, action="settings.updated",
+                 target_kind="settings", target_id=tenant_id,
+                 details={"changed": changed_fields(current, updated.model_dump())})
     return updated
+
+
+def changed_fields(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
+    """Dotted names of the settings whose values differ, e.g. ``half_lives.situational``."""
+    changed: list[str] = []
+    for key in sorted(after):
+        if isinstance(after[key], dict):
+            changed += [f"{key}.{name}" for name in sorted(after[key])
+                        if after[key][name] != before[key].get(name)]
+        elif after[key] != before[key]:
+            changed.append(key)
+    return changed
 
 
 def _row(session: Session, tenant_id: uuid.UUID, *, for_update: bool = False) -> TenantSettings:

@@ -48,3 +48,39 @@ def test_exclusions_are_listed_and_readmitted_by_compliance_only(
     allowed = client.post("/v1/memories", json={"subject": "u", "text": "x", "source": "s:0"},
                           headers=tenant["app"])
     assert allowed.status_code == 201
+
+
+def test_exclusions_are_paged_by_the_database(
+    client: Any, tenant: dict[str, Any]
+) -> None:
+    """A page of two out of five reads at most three rows (two and the one that says more
+    follow), both for the first page and for the page after a cursor."""
+    from sqlalchemy import event
+
+    from app.core import db
+
+    ids = [client.post("/v1/sources/exclusions", json={"source": f"page:{i}"},
+                       headers=tenant["app"]).json()["id"] for i in range(5)]
+    fetched: list[tuple[str, int]] = []
+
+    def count_rows(_conn: Any, cursor: Any, statement: str, *_: Any) -> None:
+        if statement.lstrip().upper().startswith("SELECT") and "source_exclusion" in statement:
+            fetched.append((statement, cursor.rowcount))
+
+    event.listen(db.app_engine(), "after_cursor_execute", count_rows)
+    try:
+        first = client.get("/v1/sources/exclusions?limit=2", headers=tenant["app"]).json()
+        second = client.get(f"/v1/sources/exclusions?limit=2&cursor={first['next_cursor']}",
+                            headers=tenant["app"]).json()
+        last = client.get(f"/v1/sources/exclusions?limit=2&cursor={second['next_cursor']}",
+                          headers=tenant["app"]).json()
+    finally:
+        event.remove(db.app_engine(), "after_cursor_execute", count_rows)
+    assert [e["id"] for e in first["data"]] == ids[:2]
+    assert [e["id"] for e in second["data"]] == ids[2:4]
+    assert [e["id"] for e in last["data"]] == ids[4:] and last["next_cursor"] is None
+    pages = [(statement, rows) for statement, rows in fetched if "LIMIT" in statement.upper()]
+    assert len(pages) == 3, fetched
+    assert max(rows for _, rows in fetched) <= 3, fetched
+    unknown = client.get(f"/v1/sources/exclusions?cursor={tenant['id']}", headers=tenant["app"])
+    assert unknown.json() == {"data": [], "next_cursor": None}

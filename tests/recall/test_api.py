@@ -267,3 +267,31 @@ def test_a_memory_forgotten_while_the_query_embeds_is_not_returned(
     pending.set_result(embedder().embed_one(request.query))
     ids = [str(result.memory.id) for result in service.recall(tenant_id, request, pending).results]
     assert gone["id"] not in ids and kept["id"] in ids
+
+
+
+# Each subject is one draw: the keyword list ranks two memories that hold the query's words
+# alike by ID, so in about half of them it reverses the vector list's order, and the two tie.
+TIE_DRAWS = 16
+
+
+def test_at_equal_scores_the_active_memory_ranks_above_the_suspect_one_it_contradicted(
+    client: Any, tenant: dict[str, Any]
+) -> None:
+    ties = 0
+    for draw in range(TIE_DRAWS):
+        subject = f"user:tie-{draw}"
+        old = _remember(client, tenant["app"], "My phone number is 555-1234.", subject=subject)
+        new = _remember(client, tenant["app"], "My phone number is 555-0000.", subject=subject)
+        assert new["effects"]["suspected"] == [old["id"]]
+        body = _recall(client, tenant["app"], "phone", subject=subject)
+        [first, second] = body["results"]
+        if first["score"] != second["score"]:
+            continue
+        ties += 1
+        assert [r["memory"]["id"] for r in body["results"]] == [new["id"], old["id"]]
+        assert second["flags"] == ["suspect", "contradicted"]
+        # With room for one, the tie is still settled by state, not by where a batch ends.
+        top = _recall(client, tenant["app"], "phone", subject=subject, limit=1)
+        assert [r["memory"]["id"] for r in top["results"]] == [new["id"]]
+    assert ties, f"no tie in {TIE_DRAWS} draws (each is one in two)"

@@ -60,3 +60,27 @@ def test_supersession_bands_default_and_must_stay_ordered(
         headers=tenant["compliance"])
     assert moved.status_code == 200
     assert moved.json()["supersession"]["change_word_min_similarity"] == 0.5
+
+
+def test_a_settings_change_is_audited_naming_its_actor_and_the_fields(
+    client: Any, tenant: dict[str, Any], owner_conn: Any
+) -> None:
+    [key_id] = [str(row[0]) for row in owner_conn.execute(
+        "SELECT id FROM api_key WHERE tenant_id = %s AND role = 'compliance'", (tenant["id"],))]
+    changed = client.patch(
+        "/v1/settings", headers=tenant["compliance"],
+        json={"half_lives": {"situational": 3, "structural": 365},
+              "detect_forget_requests": True},
+    )
+    assert changed.status_code == 200
+    trail = client.get(f"/v1/audit?target_id={tenant['id']}", headers=tenant["compliance"])
+    [event] = trail.json()["data"]
+    assert (event["actor"], event["action"], event["target_kind"]) == (
+        f"key:{key_id}", "settings.updated", "settings")
+    # Names only: a value left as it was (structural) is not a change.
+    assert event["details"] == {"changed": ["detect_forget_requests", "half_lives.situational"]}
+    refused = client.patch("/v1/settings", headers=tenant["compliance"],
+                           json={"supersession": {"contradiction_min_similarity": 0.99}})
+    assert refused.status_code == 409
+    after = client.get(f"/v1/audit?target_id={tenant['id']}", headers=tenant["compliance"])
+    assert len(after.json()["data"]) == 1, "a refused change leaves no event"
