@@ -25,11 +25,11 @@ def use_data_dir(data_dir: Path) -> None:
 
 
 def create_tenant(name: str) -> tuple[uuid.UUID, str]:
-    from app.core import db
+    from app.core import uow
     from app.tenants import service
     from app.tenants.models import Role
 
-    with db.session_scope() as session:
+    with uow.unit_of_work() as session:
         created = service.create_tenant(session, name=name)
     assert created.keys is not None
     return created.tenant.id, created.keys[Role.app]

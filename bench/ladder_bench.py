@@ -125,16 +125,15 @@ def main() -> None:
 # -- the jobs ---------------------------------------------------------------------------------
 
 def _decay(owner: str, count: int) -> list[Row]:
-    from app.core import db
-    from app.forgetting import decay
-    from app.maintenance import service, tasks
+    from app.core import uow
+    from app.forgetting import batches, decay, tasks
 
     batched, one_tx = _tenant("ladder decay beat"), _tenant("ladder decay one-tx")
     for tenant_id in (batched, one_tx):
         _seed(owner, tenant_id, (Seed(f"user:{i % 1000:05d}", text)
                                  for i, text in enumerate(memory_texts(count))))
     def beat() -> int:
-        return tasks.run_for_tenant(service.Job.decay, batched, now=_now())
+        return tasks.run_for_tenant(batches.decay_batch, batched, now=_now())
 
     rows = [_timed("decay, none due", "beat", beat, count)]
     _age(owner, batched, "last_validated_at", days=400)
@@ -143,7 +142,7 @@ def _decay(owner: str, count: int) -> list[Row]:
     _age(owner, one_tx, "last_validated_at", days=400)
 
     def one_transaction() -> int:
-        with db.session_scope(one_tx) as session:
+        with uow.unit_of_work(one_tx) as session:
             return len(decay.decay(session, tenant_id=one_tx, now=_now()))
 
     rows.append(_timed("decay, all due", "one transaction", one_transaction, count))
@@ -151,9 +150,8 @@ def _decay(owner: str, count: int) -> list[Row]:
 
 
 def _retention(owner: str, count: int, operations: int) -> list[Row]:
-    from app.core import db
-    from app.forgetting import retention
-    from app.maintenance import service, tasks
+    from app.core import uow
+    from app.forgetting import batches, retention, tasks
 
     batched, one_tx = _tenant("ladder retention beat"), _tenant("ladder retention one-tx")
     for tenant_id in (batched, one_tx):
@@ -163,12 +161,12 @@ def _retention(owner: str, count: int, operations: int) -> list[Row]:
         _seed_operations(owner, tenant_id, operations)
 
     def one_transaction() -> int:
-        with db.session_scope(one_tx) as session:
+        with uow.unit_of_work(one_tx) as session:
             moved = retention.retention(session, tenant_id=one_tx, now=_now())
         return sum(len(ids) for ids in moved.values())
 
     def beat() -> int:
-        return tasks.run_for_tenant(service.Job.retention, batched, now=_now())
+        return tasks.run_for_tenant(batches.retention_batch, batched, now=_now())
 
     rows = [
         _timed("retention, deprecated → quarantined", "beat", beat, count),
@@ -184,12 +182,12 @@ def _retention(owner: str, count: int, operations: int) -> list[Row]:
 
 
 def _invalidation(owner: str, count: int, dependents: int) -> list[Row]:
-    from app.core import db
+    from app.core import uow
     from app.invalidation import service as dependencies
     from app.invalidation import tasks as dependency_tasks
 
     tenant_id = _tenant("ladder invalidation")
-    with db.session_scope(tenant_id) as session:
+    with uow.unit_of_work(tenant_id) as session:
         dependencies.put(session, tenant_id=tenant_id, key="product.version", value="4.1")
     every = max(1, count // max(1, dependents))
     _seed(owner, tenant_id, (
@@ -197,7 +195,7 @@ def _invalidation(owner: str, count: int, dependents: int) -> list[Row]:
              depends_on={"product.version": "4.1"} if i % every == 0 and i // every < dependents
              else None)
         for i, text in enumerate(memory_texts(count))))
-    with db.session_scope(tenant_id) as session:
+    with uow.unit_of_work(tenant_id) as session:
         _, operation = dependencies.put(session, tenant_id=tenant_id, key="product.version",
                                         value="4.2")
         assert operation is not None
@@ -221,7 +219,7 @@ def _consolidation(owner: str, args: argparse.Namespace) -> list[Row]:
     if consolidate is None:
         print("consolidation: app.forgetting.consolidation has no `consolidate`; skipped")
         return []
-    from app.core import db
+    from app.core import uow
 
     per_subject = max(1, args.memories // args.subjects)
     seeded = list(subject_memories(args.subjects, per_subject,
@@ -249,7 +247,7 @@ def _consolidation(owner: str, args: argparse.Namespace) -> list[Row]:
         if per_tenant is not None:
             per_tenant(tenant_id)
         else:
-            with db.session_scope(tenant_id) as session:
+            with uow.unit_of_work(tenant_id) as session:
                 consolidate(session, tenant_id=tenant_id, subject=None)
         return _changed_since(owner, tenant_id, before)
 

@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
-from app.core import db
+from app.core import uow
 from console import auth
 from console import session as console_session
 
@@ -24,7 +24,7 @@ def current_viewer(request: Request) -> auth.Viewer | None:
     if login is None:
         return None
     # A valid signature is not enough: the key may have been revoked since the cookie was set.
-    with db.session_scope(login.tenant_id) as session:
+    with uow.unit_of_work(login.tenant_id) as session:
         return auth.viewer(session, login=login)
 
 

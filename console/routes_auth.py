@@ -7,7 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Form, Request, status
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from app.core import db
+from app.core import uow
 from console import auth
 from console import session as console_session
 from console.deps import SameOriginForm, ViewerDep
@@ -40,7 +40,7 @@ def login(request: Request, key: Annotated[str, Form()] = "") -> Response:
     raw_key = key.strip()
     principal = None
     if raw_key and len(raw_key) <= MAX_KEY_LENGTH:
-        with db.session_scope() as session:
+        with uow.unit_of_work() as session:
             principal = auth.sign_in(session, raw_key=raw_key)
     if principal is None:
         return templates.TemplateResponse(

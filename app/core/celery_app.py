@@ -1,4 +1,6 @@
-"""The Celery app, built once. Tasks live beside their domain and are listed in `TASK_MODULES`.
+"""The Celery app, built once. Tasks live beside their domain and are listed in `TASK_MODULES`;
+services never send one themselves: they enqueue it (`app/core/jobs.py`) and the unit of work
+sends it after its commit.
 
 Broker: Redis or RabbitMQ by URL in production; otherwise kombu's SQLAlchemy transport on the
 same PostgreSQL, so the embedded default needs no other server. No result backend: results

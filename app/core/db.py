@@ -1,4 +1,9 @@
-"""Engines and the one way to open a unit of work.
+"""Engines, transaction-local settings, and the two connections that are not a unit of work.
+
+Every change, and every read outside recall, runs in a unit of work (`app.core.uow`). The two
+exceptions live here: `read_pipeline`, recall's read-only hot path, and `autocommit`, for one
+statement that needs no transaction (the API key lookup, health probes) or may not run in one
+(DDL).
 
 The application connects as a role that row-level security applies to. Every transaction
 names its tenant with ``set_config('lethe.tenant_id', …, true)`` — transaction-local, so a
@@ -73,10 +78,6 @@ def set_tenant(session: Session, tenant_id: UUID) -> None:
     set_locals(session, {TENANT_GUC: str(tenant_id)})
 
 
-def set_local(session: Session, name: str, value: str) -> None:
-    set_locals(session, {name: value})
-
-
 def set_locals(session: Session, values: Mapping[str, str]) -> None:
     """Transaction-local settings, all in one statement (one round trip)."""
     _send_set_locals(driver_connection(session), values)
@@ -95,39 +96,14 @@ def _set_config_sql(count: int) -> str:
 
 
 @contextmanager
-def session_scope(
-    tenant_id: UUID | None = None, *, engine: Engine | None = None,
-    settings: Mapping[str, str] | None = None,
-) -> Iterator[Session]:
-    """One transaction: commit on success, roll back on any error.
-
-    Services only ``flush()``; this is the single place that commits, used by requests (via
-    the unit of work) and by Celery tasks alike. ``settings`` are further transaction-local
-    settings, named in the same statement as the tenant.
-    """
-    session = Session(engine or app_engine(), expire_on_commit=False)
-    try:
-        session.begin()
-        values = {**({TENANT_GUC: str(tenant_id)} if tenant_id is not None else {}),
-                  **(settings or {})}
-        if values:
-            set_locals(session, values)
-        yield session
-        session.commit()
-    except BaseException:
-        session.rollback()
-        raise
-    finally:
-        session.close()
-
-
-@contextmanager
 def autocommit(*, owner: bool = False) -> Iterator[Connection]:
     """A pooled connection on which every statement is its own transaction (the owner's with
     ``owner``, for statements that may not run in one, such as CREATE INDEX CONCURRENTLY).
 
-    For one-statement reads that must not pay for BEGIN and COMMIT; settings made with
-    ``set_config(…, true)`` inside such a statement end with it.
+    Only for those, and for single statements that must not pay for BEGIN and COMMIT (the API
+    key lookup, health probes); settings made with ``set_config(…, true)`` inside such a
+    statement end with it. Anything that writes, or reads more than once, runs in a unit of
+    work.
     """
     engine = owner_engine() if owner else app_engine()
     with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
@@ -144,7 +120,8 @@ def read_pipeline(
     it arrives; a cursor's answer is awaited when it is fetched. So BEGIN, the tenant and
     ``settings`` and every read sent before the first fetch cost one round trip together, and
     a caller may send reads, then do other work (embed a query) while the server runs them.
-    COMMIT goes out with the pipeline's closing sync. For hot read paths (recall).
+    COMMIT goes out with the pipeline's closing sync. Recall's read-only hot path, the one
+    reader that does not run in a unit of work: it changes nothing and enqueues nothing.
 
     BEGIN and COMMIT are sent as statements on a connection in autocommit mode: psycopg's own
     BEGIN in pipeline mode waits for its answer, and its commit is another round trip, which
@@ -173,18 +150,6 @@ def driver_connection(conn: Connection | Session) -> psycopg.Connection[Any]:
     driver = connection.connection.driver_connection
     assert isinstance(driver, psycopg.Connection)
     return driver
-
-
-@contextmanager
-def maintenance_scope() -> Iterator[Session]:
-    """A transaction that may list tenants (and nothing else) across the installation.
-
-    Beat jobs use it to find tenants, then do their work per tenant in `session_scope`, so
-    tenant-owned rows stay behind row-level security even for maintenance.
-    """
-    with session_scope() as session:
-        set_local(session, SCOPE_GUC, "maintenance")
-        yield session
 
 
 def dispose_engines() -> None:

@@ -1,10 +1,11 @@
-"""Request dependencies: who is calling, in which tenant, and under which idempotency key.
-
-This is the single place that turns a request into a tenant-scoped unit of work.
+"""Request dependencies: who is calling, in which tenant, under which idempotency key, and
+the request's transaction (`SessionDep`), which a route lists after its caller and after any
+prepare step, so it opens only once both are done.
 """
 
+import uuid
 from collections.abc import Awaitable, Callable
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import Depends, Header, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
@@ -25,16 +26,30 @@ KEY_PATTERN = r"^[\x20-\x7E]+$"
 MUTATING = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
 
-def get_work(request: Request) -> uow.UnitOfWork:
-    return uow.current(request)
-
-
 def get_session(request: Request) -> Session:
+    """The request's transaction, opened now (claiming its Idempotency-Key)."""
     return uow.current(request).open()
 
 
-WorkDep = Annotated[uow.UnitOfWork, Depends(get_work)]
 SessionDep = Annotated[Session, Depends(get_session)]
+
+
+def get_claim(request: Request, _: SessionDep) -> idempotency.Claim | None:
+    """The Idempotency-Key this request holds, once its transaction has claimed it."""
+    return uow.current(request).claim
+
+
+ClaimDep = Annotated[idempotency.Claim | None, Depends(get_claim)]
+
+
+def derived_id(kind: str) -> Callable[..., uuid.UUID | None]:
+    """A dependency: the ID a create of ``kind`` gets from the request's Idempotency-Key, so
+    a redelivery long after its record expired lands on the same ID; None without a key."""
+
+    def dependency(claim: ClaimDep) -> uuid.UUID | None:
+        return claim.derived_id(kind) if claim is not None else None
+
+    return dependency
 
 
 def _authenticate(raw_key: str) -> Principal | None:
@@ -42,7 +57,7 @@ def _authenticate(raw_key: str) -> Principal | None:
         return tenants.authenticate_alone(conn, raw_key=raw_key)
 
 
-def identify(work: uow.UnitOfWork, credentials: HTTPAuthorizationCredentials | None) -> Principal:
+def identify(work: uow.RequestWork, credentials: HTTPAuthorizationCredentials | None) -> Principal:
     """The caller's key, recorded on the request's unit of work; 401 when it is missing,
     unknown or revoked. Blocking (one query): from a worker thread."""
     if credentials is None:
@@ -52,6 +67,7 @@ def identify(work: uow.UnitOfWork, credentials: HTTPAuthorizationCredentials | N
         raise Unauthorized("Unknown or revoked key.")
     work.tenant_id = found.tenant_id
     work.api_key_id = found.key_id
+    work.identified = True
     return found
 
 
@@ -129,11 +145,41 @@ ComplianceReader = Annotated[Principal, Depends(_requires(Role.compliance, mutat
 ComplianceWriter = Annotated[Principal, Depends(_requires(Role.compliance, mutating=True))]
 
 
-def _admin(credentials: Credentials) -> None:
+def _admin(request: Request, credentials: Credentials) -> None:
     if credentials is None or not security.same_secret(
         credentials.credentials, get_runtime().admin_token
     ):
         raise Unauthorized("This needs the admin token.")
+    uow.current(request).identified = True
 
 
 AdminDep = Annotated[None, Depends(_admin)]
+
+
+async def _new_tenant_id(
+    request: Request, _: AdminDep, idempotency_key: IdempotencyKeyHeader = None
+) -> uuid.UUID | None:
+    # No tenant exists yet to scope the key to, so the key names the tenant it creates.
+    if idempotency_key is None:
+        return None
+    tenant_id = idempotency.derive_id(idempotency.ID_NAMESPACE, idempotency_key, "tenant")
+    uow.current(request).tenant_id = tenant_id
+    await expect_key(request, tenant_id, idempotency_key)
+    return tenant_id
+
+
+NewTenantId = Annotated[uuid.UUID | None, Depends(_new_tenant_id)]
+"""Admin only: the ID the tenant this request creates gets from its Idempotency-Key."""
+
+
+def not_replayed(*fields: str) -> Callable[[Request], None]:
+    """A dependency: ``fields`` of the answer (one-time secrets) are never stored for replays;
+    a replay answers them as null."""
+
+    def blank(body: Any) -> Any:
+        return {**body, **dict.fromkeys(fields)} if isinstance(body, dict) else body
+
+    def dependency(request: Request) -> None:
+        uow.current(request).redact = blank
+
+    return dependency

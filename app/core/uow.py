@@ -1,10 +1,21 @@
-"""The request's unit of work: one transaction, committed only after the route succeeded.
+"""The unit of work: one transaction that commits once, then sends the jobs it enqueued.
 
-`LetheRoute` wraps every API route. Authentication runs in its own short transaction; the
-work transaction opens lazily on first use (`open()`), so a route can do slow work such as
-embedding text before it holds a connection. Opening it names the tenant and claims the
-Idempotency-Key. After the route returns, the idempotency record is written beside the effect
-and the transaction commits *before* the response leaves, so a 2xx is durable.
+Every request and every Celery task runs in one. Services only ``flush()``, and ask for
+background work with `enqueue_job` (app/core/jobs.py); the unit sends it after its commit,
+and nothing after a rollback. Two ways in:
+
+- `unit_of_work()`: a Celery task's transaction, and the short reads a *prepare* step makes
+  before a write's own unit opens. ``maintenance=True`` is the variant that may list tenants
+  across the installation.
+- `LetheRoute` wraps every API route in a `RequestWork`. Authentication runs before it (one
+  autocommit statement); the transaction opens when the route's session dependency resolves,
+  after the route's *prepare* dependency did the slow work (embedding, a judge model), so a
+  slow model never holds a connection. Opening it names the tenant and claims the
+  Idempotency-Key. After the route returns, the idempotency record is written beside the
+  effect and the transaction commits *before* the response leaves, so a 2xx is durable.
+
+The only other ways to the database are `db.read_pipeline` (recall's read-only hot path) and
+`db.autocommit` (one-statement key lookups, DDL).
 """
 
 from __future__ import annotations
@@ -12,7 +23,8 @@ from __future__ import annotations
 import json
 import logging
 import uuid
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -20,15 +32,56 @@ from typing import Any
 from fastapi import Request, Response
 from fastapi.responses import JSONResponse
 from fastapi.routing import APIRoute
+from sqlalchemy import Engine
 from sqlalchemy.exc import DBAPIError
 from sqlmodel import Session
 from starlette.concurrency import run_in_threadpool
 
-from app.core import db
+from app.core import db, jobs
 from app.core.config import get_settings
 from app.idempotency import service as idempotency
 
 log = logging.getLogger(__name__)
+
+
+@contextmanager
+def unit_of_work(
+    tenant_id: uuid.UUID | None = None, *, maintenance: bool = False,
+    settings: Mapping[str, str] | None = None, engine: Engine | None = None,
+) -> Iterator[Session]:
+    """One transaction for ``tenant_id``: commit on success, roll back on any error; the jobs
+    enqueued inside are sent after the commit.
+
+    ``maintenance`` lets it list tenants (and nothing else) across the installation: beat
+    jobs find tenants so, then work per tenant in units of their own, so tenant-owned rows
+    stay behind row-level security even for maintenance. ``settings`` are further
+    transaction-local settings, named in the same statement as the tenant.
+    """
+    values = {**({db.TENANT_GUC: str(tenant_id)} if tenant_id is not None else {}),
+              **({db.SCOPE_GUC: "maintenance"} if maintenance else {}), **(settings or {})}
+    with jobs.collecting() as queue:
+        session = _begin(engine or db.app_engine(), values)
+        try:
+            yield session
+            session.commit()
+        except BaseException:
+            session.rollback()
+            raise
+        finally:
+            session.close()
+    queue.send()
+
+
+def _begin(engine: Engine, values: Mapping[str, str]) -> Session:
+    session = Session(engine, expire_on_commit=False)
+    try:
+        session.begin()
+        if values:
+            db.set_locals(session, values)  # the tenant and every setting in one statement
+    except BaseException:
+        session.close()
+        raise
+    return session
 
 
 @dataclass(frozen=True)
@@ -43,30 +96,40 @@ class PendingKey:
     kind: str
 
 
-class UnitOfWork:
+class RequestWork:
+    """A request's unit of work: the caller, its key, its transaction and the jobs it asked for."""
+
     def __init__(self) -> None:
         self.session: Session | None = None
         self.tenant_id: uuid.UUID | None = None
+        # Set by authentication (a key, or the admin token): the transaction opens only after.
+        self.identified = False
         self.pending_key: PendingKey | None = None
         self.claim: idempotency.Claim | None = None
         self.api_key_id: Any = None
-        self.after_commit: list[Callable[[], None]] = []
+        self.jobs = jobs.JobQueue()
         # Applied to a response body before it is stored for replays (e.g. one-time secrets).
         self.redact: Callable[[Any], Any] | None = None
-        # Set by a route that creates its own operation row (an accepted job): answer into it.
-        self.operation_id: uuid.UUID | None = None
+
+    @property
+    def active(self) -> bool:
+        """Something to commit or send: a read that never opened a transaction has not."""
+        return self.session is not None or bool(self.jobs.jobs)
 
     def open(self) -> Session:
         """The request's transaction, scoped to its tenant; claims a pending key first.
 
-        Raises `ReplayResponse` when the key already has an answer.
+        Called by the session dependency (app/core/deps.py), never by a route. Raises
+        `ReplayResponse` when the key already has an answer.
         """
         if self.session is not None:
             return self.session
-        self.session = Session(db.app_engine(), expire_on_commit=False)
-        self.session.begin()
-        if self.tenant_id is not None:
-            db.set_tenant(self.session, self.tenant_id)
+        if not self.identified:
+            # A route that lists its session before its caller would open unauthenticated,
+            # and before the Idempotency-Key is known.
+            raise RuntimeError("the transaction opens after the caller is identified")
+        tenant = {db.TENANT_GUC: str(self.tenant_id)} if self.tenant_id is not None else {}
+        self.session = _begin(db.app_engine(), tenant)
         pending = self.pending_key
         if pending is not None:
             outcome = idempotency.claim(
@@ -79,32 +142,30 @@ class UnitOfWork:
         return self.session
 
     def finish(self, response: Response) -> None:
-        if self.session is None:
+        """Commit (roll back for an error answer), then send the enqueued jobs."""
+        if response.status_code >= 400:
+            self.rollback()
             return
-        try:
-            if response.status_code >= 400:
+        if self.session is not None:
+            try:
+                if self.claim is not None:
+                    idempotency.record(
+                        self.session,
+                        self.claim,
+                        api_key_id=self.api_key_id,
+                        status=response.status_code,
+                        body=self._stored_body(response),
+                        headers=dict(response.headers),
+                        retention=timedelta(days=get_settings().idempotency_retention_days),
+                    )
+                self.session.commit()
+            except BaseException:
                 self.session.rollback()
-                return
-            if self.claim is not None:
-                idempotency.record(
-                    self.session,
-                    self.claim,
-                    api_key_id=self.api_key_id,
-                    status=response.status_code,
-                    body=self._stored_body(response),
-                    headers=dict(response.headers),
-                    retention=timedelta(days=get_settings().idempotency_retention_days),
-                    operation_id=self.operation_id,
-                )
-            self.session.commit()
-        except BaseException:
-            self.session.rollback()
-            raise
-        finally:
-            self.close()
+                raise
+            finally:
+                self.close()
         # Jobs are sent only once the transaction that asked for them is durable.
-        for send in self.after_commit:
-            send()
+        self.jobs.send()
 
     def _stored_body(self, response: Response) -> Any:
         body = _json_body(response)
@@ -130,12 +191,12 @@ class ReplayResponse(Exception):
         self.replay = replay
 
 
-def current(request: Request) -> UnitOfWork:
-    uow = getattr(request.state, "uow", None)
-    if uow is None:
-        uow = UnitOfWork()
-        request.state.uow = uow
-    return uow
+def current(request: Request) -> RequestWork:
+    work = getattr(request.state, "uow", None)
+    if work is None:
+        work = RequestWork()
+        request.state.uow = work
+    return work
 
 
 # PostgreSQL's verdicts that the same transaction may well succeed when run again: a deadlock
@@ -156,15 +217,16 @@ class LetheRoute(APIRoute):
         async def route_handler(request: Request) -> Response:
             for attempt in range(1, ATTEMPTS + 1):
                 # Each attempt is a new unit of work: nothing of a rolled-back one survives.
-                uow = request.state.uow = UnitOfWork()
+                work = request.state.uow = RequestWork()
                 try:
-                    response = await handler(request)
+                    with jobs.collecting(work.jobs):
+                        response = await handler(request)
                 except ReplayResponse as replay:
-                    await run_in_threadpool(uow.rollback)
+                    await run_in_threadpool(work.rollback)
                     return _replayed(replay.replay)
                 except BaseException as exc:
-                    if uow.session is not None:
-                        await run_in_threadpool(uow.rollback)
+                    if work.session is not None:
+                        await run_in_threadpool(work.rollback)
                     if attempt < ATTEMPTS and retryable(exc):
                         # The victim of a deadlock with another transaction (say an ingestion
                         # holding the tenant's audit chain) runs again instead of failing.
@@ -172,8 +234,8 @@ class LetheRoute(APIRoute):
                                  type(exc).__name__)
                         continue
                     raise
-                if uow.session is not None:  # a read that never opened it has nothing to do
-                    await run_in_threadpool(uow.finish, response)
+                if work.active:
+                    await run_in_threadpool(work.finish, response)
                 return response
             raise AssertionError("unreachable: the last attempt returns or raises")
 

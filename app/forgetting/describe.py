@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from sqlmodel import Session
 
-from app.core import db
+from app.core import uow
 from app.forgetting import retractions, sources
 from app.forgetting import topics as sentence_rules
 from app.forgetting.forget import forget_one
@@ -83,6 +83,56 @@ class _Target:
     embedding: list[float] | None = None
 
 
+@dataclass(frozen=True)
+class Plan:
+    """A forget by description, planned and embedded: what `apply` does in a transaction."""
+
+    tenant_id: uuid.UUID
+    subject: str
+    about: str
+    delete: bool
+    exclude_source: bool
+    dry_run: bool
+    actor: str
+    targets: list[_Target]
+
+
+def prepare(
+    *,
+    tenant_id: uuid.UUID,
+    subject: str,
+    about: str,
+    delete: bool,
+    exclude_source: bool,
+    dry_run: bool,
+    max_targets: int,
+    actor: str,
+    embed: Embed,
+) -> Plan:
+    """Phases 1 and 2: plan what ``about`` describes among ``subject``'s live memories and
+    embed the struck texts, before the caller's transaction opens."""
+    [about_embedding] = embed([about])
+    with uow.unit_of_work(tenant_id) as read:
+        targets = _plan(read, tenant_id=tenant_id, subject=subject, about=about,
+                        embedding=about_embedding, max_targets=max_targets, redact=delete)
+    if not dry_run:
+        strikes = [target for target in targets if not target.whole]
+        vectors = embed([target.new_text for target in strikes]) if strikes else []
+        for target, vector in zip(strikes, vectors, strict=True):
+            target.embedding = vector
+    return Plan(tenant_id=tenant_id, subject=subject, about=about, delete=delete,
+                exclude_source=exclude_source, dry_run=dry_run, actor=actor, targets=targets)
+
+
+def apply(session: Session, plan: Plan) -> DescribeOutcome:
+    """Phase 3, in the caller's transaction; a dry run changes nothing and says what would."""
+    if plan.dry_run:
+        return _predicted(plan.targets, delete=plan.delete)
+    return _apply(session, plan.targets, tenant_id=plan.tenant_id, subject=plan.subject,
+                  about=plan.about, delete=plan.delete, exclude_source=plan.exclude_source,
+                  actor=plan.actor)
+
+
 def forget_by_description(
     open_session: Callable[[], Session],
     *,
@@ -96,26 +146,12 @@ def forget_by_description(
     actor: str,
     embed: Embed,
 ) -> DescribeOutcome:
-    """Forget what ``about`` describes among ``subject``'s live memories.
-
-    Call it before the work transaction is open: ``open_session`` is called once, after all
-    embedding is done. A dry run opens it too (so an Idempotency-Key is claimed and its answer
-    replayable) but changes nothing.
-    """
-    [about_embedding] = embed([about])
-    with db.session_scope(tenant_id) as read:
-        targets = _plan(read, tenant_id=tenant_id, subject=subject, about=about,
-                        embedding=about_embedding, max_targets=max_targets, redact=delete)
-    if dry_run:
-        open_session()
-        return _predicted(targets, delete=delete)
-    strikes = [target for target in targets if not target.whole]
-    vectors = embed([target.new_text for target in strikes]) if strikes else []
-    for target, vector in zip(strikes, vectors, strict=True):
-        target.embedding = vector
-    session = open_session()
-    return _apply(session, targets, tenant_id=tenant_id, subject=subject, about=about,
-                  delete=delete, exclude_source=exclude_source, actor=actor)
+    """`prepare`, then `apply` in the transaction ``open_session`` opens (called once, after
+    all embedding is done)."""
+    plan = prepare(tenant_id=tenant_id, subject=subject, about=about, delete=delete,
+                   exclude_source=exclude_source, dry_run=dry_run, max_targets=max_targets,
+                   actor=actor, embed=embed)
+    return apply(open_session(), plan)
 
 
 def public(outcome: DescribeOutcome) -> DescribeResult:

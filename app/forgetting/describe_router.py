@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from typing import Annotated
+
+from fastapi import APIRouter, Depends
 
 from app.audit import service as audit
 from app.core import uow
-from app.core.deps import AppWriter, WorkDep
+from app.core.deps import AppWriter, SessionDep
 from app.core.errors import COMMON_PROBLEMS, problem_responses
 from app.embeddings.runtime import embedder
 from app.forgetting import describe
@@ -17,14 +19,22 @@ router = APIRouter(
 )
 
 
-@router.post("/v1/forget")
-def forget_by_description(
-    body: DescribeBody, principal: AppWriter, work: WorkDep
-) -> DescribeResult:
-    """Forget by description: whole memories about it, or just the sentences mentioning it."""
-    outcome = describe.forget_by_description(
-        work.open, tenant_id=principal.tenant_id, subject=body.subject, about=body.about,
+def _planned(body: DescribeBody, principal: AppWriter) -> describe.Plan:
+    return describe.prepare(
+        tenant_id=principal.tenant_id, subject=body.subject, about=body.about,
         delete=body.delete, exclude_source=body.exclude_source, dry_run=body.dry_run,
         max_targets=body.max_targets, actor=audit.actor_for(principal), embed=embedder().embed,
     )
-    return describe.public(outcome)
+
+
+# Listed before the session: the plan and its embeddings are ready before it opens. A dry run
+# opens it too, so its Idempotency-Key is claimed and its answer replayable.
+Planned = Annotated[describe.Plan, Depends(_planned)]
+
+
+@router.post("/v1/forget")
+def forget_by_description(
+    body: DescribeBody, principal: AppWriter, plan: Planned, session: SessionDep
+) -> DescribeResult:
+    """Forget by description: whole memories about it, or just the sentences mentioning it."""
+    return describe.public(describe.apply(session, plan))

@@ -1,46 +1,78 @@
-"""A memory write whose text asks to forget is handled as forget-by-description instead.
+"""`POST /v1/memories`: remember, unless the text asks to forget — then forget by description.
 
 Only when the tenant turned `detect_forget_requests` on; the deterministic detector decides
-what counts as a request, and the request text itself is never stored.
+what counts as a request, and the request text itself is never stored. Both branches prepare
+their slow part (embedding, the judge, the forget plan) before the write's transaction opens.
 """
 
 from __future__ import annotations
 
-from fastapi.responses import JSONResponse
+import uuid
+from dataclasses import dataclass
 
-from app.audit import service as audit
-from app.core import db
-from app.core.uow import UnitOfWork
+from sqlmodel import Session
+
+from app.core import uow
 from app.embeddings.runtime import embedder
 from app.forgetting import describe
-from app.memories.schemas import Effects, ForgetRequestHandled
+from app.memories import service as memories
+from app.memories.schemas import Effects, ForgetRequestHandled, MemoryCreate
 from app.tenant_settings import service as tenant_settings
-from app.tenants.service import Principal
 from app.text.detector import detect_forget_request
 
 MAX_TARGETS = 5
+ABOUT_MAX = 200
 
 
-def handle(
-    work: UnitOfWork, *, principal: Principal, subject: str, text: str
-) -> JSONResponse | None:
-    """Forget what ``text`` asks to forget, or None when it is not such a request."""
+@dataclass(frozen=True)
+class PreparedRemember:
+    """A `POST /v1/memories` after its slow part: a forget request's plan, or the write's."""
+
+    forget: describe.Plan | None = None
+    write: memories.Prepared | None = None
+
+
+def prepare(*, tenant_id: uuid.UUID, body: MemoryCreate, actor: str) -> PreparedRemember:
+    """Detect a forget request and plan it, or prepare the write; before any transaction."""
+    plan = forget_plan(tenant_id=tenant_id, subject=body.subject, text=body.text, actor=actor)
+    if plan is not None:
+        return PreparedRemember(forget=plan)
+    [write] = memories.prepare(tenant_id=tenant_id, bodies=[body])
+    return PreparedRemember(write=write)
+
+
+def remember(
+    session: Session, *, tenant_id: uuid.UUID, prepared: PreparedRemember, actor: str,
+    memory_id: uuid.UUID | None,
+) -> memories.Written | ForgetRequestHandled:
+    """The write (``memory_id`` derived from its Idempotency-Key, if any), or what the forget
+    request forgot (nothing is stored)."""
+    if prepared.forget is not None:
+        outcome = describe.apply(session, prepared.forget)
+        return ForgetRequestHandled(
+            effects=Effects(retraction=describe.public(outcome).model_dump(mode="json")))
+    write = prepared.write
+    assert write is not None, "prepare() prepared one of the two"
+    return memories.create(session, tenant_id=tenant_id, body=write.body,
+                           embedding=write.embedding, actor=actor, memory_id=memory_id,
+                           judged=write.judged)
+
+
+def forget_plan(
+    *, tenant_id: uuid.UUID, subject: str, text: str, actor: str
+) -> describe.Plan | None:
+    """The plan of the forget ``text`` asks for; None when it asks none, or detection is off."""
     request = detect_forget_request(text)
-    if request is None or not detection_enabled(principal):
+    if request is None or not detection_enabled(tenant_id):
         return None
-    outcome = describe.forget_by_description(
-        work.open, tenant_id=principal.tenant_id, subject=subject, about=request.about[:200],
-        delete=True, exclude_source=False, dry_run=False, max_targets=MAX_TARGETS,
-        actor=audit.actor_for(principal), embed=embedder().embed,
+    return describe.prepare(
+        tenant_id=tenant_id, subject=subject, about=request.about[:ABOUT_MAX], delete=True,
+        exclude_source=False, dry_run=False, max_targets=MAX_TARGETS, actor=actor,
+        embed=embedder().embed,
     )
-    body = ForgetRequestHandled(
-        effects=Effects(retraction=describe.public(outcome).model_dump(mode="json"))
-    )
-    return JSONResponse(body.model_dump(mode="json"), status_code=200)
 
 
-def detection_enabled(principal: Principal) -> bool:
-    # Read in a short transaction of its own: the work transaction must open only after
-    # every embedding is done.
-    with db.session_scope(principal.tenant_id) as session:
-        return tenant_settings.get(session, tenant_id=principal.tenant_id).detect_forget_requests
+def detection_enabled(tenant_id: uuid.UUID) -> bool:
+    # Read in a short unit of its own: the write's unit opens only after every embedding.
+    with uow.unit_of_work(tenant_id) as session:
+        return tenant_settings.get(session, tenant_id=tenant_id).detect_forget_requests

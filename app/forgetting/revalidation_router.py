@@ -7,7 +7,7 @@ from fastapi import APIRouter, Header, Response
 
 from app.audit import service as audit
 from app.core import uow
-from app.core.deps import AppWriter, ComplianceWriter, WorkDep
+from app.core.deps import AppWriter, ComplianceWriter, SessionDep
 from app.core.errors import COMMON_PROBLEMS, problem_responses
 from app.forgetting import revalidation as ladder
 from app.memories.models import MemoryState
@@ -28,37 +28,37 @@ def _answer(response: Response, memory: MemoryPublic) -> MemoryPublic:
 
 
 @router.post("/confirm")
-def confirm(memory_id: uuid.UUID, principal: AppWriter, work: WorkDep, response: Response,
+def confirm(memory_id: uuid.UUID, principal: AppWriter, session: SessionDep, response: Response,
             if_match: IfMatch = None) -> MemoryPublic:
     """Re-validation passed: suspect → active, last_validated_at = now, revision + 1."""
     return _answer(response, ladder.confirm(
-        work.open(), tenant_id=principal.tenant_id, memory_id=memory_id, if_match=if_match,
+        session, tenant_id=principal.tenant_id, memory_id=memory_id, if_match=if_match,
         actor=audit.actor_for(principal)))
 
 
 @router.post("/reject")
-def reject(memory_id: uuid.UUID, principal: AppWriter, work: WorkDep, response: Response,
+def reject(memory_id: uuid.UUID, principal: AppWriter, session: SessionDep, response: Response,
            if_match: IfMatch = None) -> MemoryPublic:
     """Re-validation failed: → deprecated."""
     return _answer(response, ladder.move(
-        work.open(), tenant_id=principal.tenant_id, memory_id=memory_id, if_match=if_match,
+        session, tenant_id=principal.tenant_id, memory_id=memory_id, if_match=if_match,
         to_state=MemoryState.deprecated, reason="rejected", actor=audit.actor_for(principal)))
 
 
 @router.post("/quarantine")
-def quarantine(memory_id: uuid.UUID, principal: ComplianceWriter, work: WorkDep,
+def quarantine(memory_id: uuid.UUID, principal: ComplianceWriter, session: SessionDep,
                response: Response, if_match: IfMatch = None) -> MemoryPublic:
     """Quarantine (compliance key): never retrieved, kept for audit, reversible."""
     return _answer(response, ladder.move(
-        work.open(), tenant_id=principal.tenant_id, memory_id=memory_id, if_match=if_match,
+        session, tenant_id=principal.tenant_id, memory_id=memory_id, if_match=if_match,
         to_state=MemoryState.quarantined, reason="compliance decision",
         actor=audit.actor_for(principal)))
 
 
 @router.post("/release")
-def release(memory_id: uuid.UUID, principal: ComplianceWriter, work: WorkDep,
+def release(memory_id: uuid.UUID, principal: ComplianceWriter, session: SessionDep,
             response: Response, if_match: IfMatch = None) -> MemoryPublic:
     """Release from quarantine (compliance key): the one way back to active."""
     return _answer(response, ladder.move(
-        work.open(), tenant_id=principal.tenant_id, memory_id=memory_id, if_match=if_match,
+        session, tenant_id=principal.tenant_id, memory_id=memory_id, if_match=if_match,
         to_state=MemoryState.active, reason="released", actor=audit.actor_for(principal)))

@@ -7,7 +7,7 @@ from fastapi import APIRouter, Query, Response, status
 
 from app.audit import service as audit
 from app.core import uow
-from app.core.deps import AppReader, AppWriter, ComplianceWriter, SessionDep, WorkDep
+from app.core.deps import AppReader, AppWriter, ComplianceWriter, SessionDep
 from app.core.errors import COMMON_PROBLEMS, problem_responses
 from app.forgetting import sources
 from app.forgetting.forget import forget_memory
@@ -26,11 +26,11 @@ router = APIRouter(
 
 @router.post("/v1/memories/{memory_id}/forget")
 def forget(
-    memory_id: uuid.UUID, body: ForgetBody, principal: AppWriter, work: WorkDep
+    memory_id: uuid.UUID, body: ForgetBody, principal: AppWriter, session: SessionDep
 ) -> ForgetResult:
     """Forget a memory: tombstone it and/or exclude its source."""
     outcome = forget_memory(
-        work.open(), tenant_id=principal.tenant_id, memory_id=memory_id, delete=body.delete,
+        session, tenant_id=principal.tenant_id, memory_id=memory_id, delete=body.delete,
         exclude_source=body.exclude_source, about=body.about, reason=body.reason,
         actor=audit.actor_for(principal),
     )
@@ -41,10 +41,12 @@ def forget(
 
 
 @router.delete("/v1/memories/{memory_id}", status_code=status.HTTP_204_NO_CONTENT)
-def delete_memory(memory_id: uuid.UUID, principal: AppWriter, work: WorkDep) -> Response:
+def delete_memory(
+    memory_id: uuid.UUID, principal: AppWriter, session: SessionDep
+) -> Response:
     """Forget this: tombstone it and exclude its source (again: still 204)."""
     forget_memory(
-        work.open(), tenant_id=principal.tenant_id, memory_id=memory_id, delete=True,
+        session, tenant_id=principal.tenant_id, memory_id=memory_id, delete=True,
         exclude_source=True, about=None, reason="delete", actor=audit.actor_for(principal),
         require_source=False,
     )
@@ -57,11 +59,11 @@ def delete_memory(memory_id: uuid.UUID, principal: AppWriter, work: WorkDep) -> 
     responses={200: {"model": ExclusionPublic, "description": "Already excluded"}},
 )
 def create_exclusion(
-    body: ExclusionCreate, principal: AppWriter, work: WorkDep, response: Response
+    body: ExclusionCreate, principal: AppWriter, session: SessionDep, response: Response
 ) -> ExclusionPublic:
     """Exclude a source: every later write citing it is refused (201; 200 if already)."""
     exclusion, created = sources.exclude(
-        work.open(), tenant_id=principal.tenant_id, source=body.source, reason=body.reason,
+        session, tenant_id=principal.tenant_id, source=body.source, reason=body.reason,
         actor=audit.actor_for(principal),
     )
     response.status_code = status.HTTP_201_CREATED if created else status.HTTP_200_OK
@@ -82,9 +84,9 @@ def list_exclusions(
 
 @router.delete("/v1/sources/exclusions/{exclusion_id}", status_code=204)
 def delete_exclusion(
-    exclusion_id: uuid.UUID, principal: ComplianceWriter, work: WorkDep
+    exclusion_id: uuid.UUID, principal: ComplianceWriter, session: SessionDep
 ) -> Response:
     """Readmit a source (compliance key); audited."""
-    sources.remove(work.open(), tenant_id=principal.tenant_id, exclusion_id=exclusion_id,
+    sources.remove(session, tenant_id=principal.tenant_id, exclusion_id=exclusion_id,
                    actor=audit.actor_for(principal))
     return Response(status_code=status.HTTP_204_NO_CONTENT)

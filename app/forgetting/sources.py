@@ -9,7 +9,7 @@ from sqlalchemy import tuple_
 from sqlmodel import Session, col, select
 
 from app.audit import service as audit
-from app.core import db
+from app.core import uow
 from app.forgetting.errors import ExclusionNotFound, SourceExcluded
 from app.forgetting.models import SourceExclusion
 from app.forgetting.schemas import ExclusionList, ExclusionPublic
@@ -35,7 +35,7 @@ def refuse_if_excluded(
     """
     if not is_excluded(session, tenant_id=tenant_id, source=source):
         return
-    with db.session_scope(tenant_id) as trace:
+    with uow.unit_of_work(tenant_id) as trace:
         audit.record(trace, tenant_id=tenant_id, actor=actor, action="write.refused",
                      target_kind="source", target_id=source,
                      reason="source excluded", details={"attempted": action})

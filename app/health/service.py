@@ -13,7 +13,7 @@ log = logging.getLogger(__name__)
 
 def database_answers() -> bool:
     try:
-        with db.app_engine().connect() as conn:
+        with db.autocommit() as conn:
             conn.execute(text("SELECT 1"))
         return True
     except Exception:
@@ -23,7 +23,7 @@ def database_answers() -> bool:
 
 def migrations_at_head() -> bool:
     try:
-        with db.app_engine().connect() as conn:
+        with db.autocommit() as conn:
             current = conn.execute(text("SELECT version_num FROM alembic_version")).scalar()
         return bool(current == head_revision())
     except Exception:

@@ -6,8 +6,8 @@ from fastapi import APIRouter
 
 from app.core import uow
 from app.core.deps import AppReader, SessionDep
-from app.core.errors import COMMON_PROBLEMS, NotFound, problem_responses
-from app.idempotency.models import Operation
+from app.core.errors import COMMON_PROBLEMS, problem_responses
+from app.idempotency import service
 from app.idempotency.schemas import OperationPublic
 
 router = APIRouter(prefix="/v1/operations", tags=["operations"], route_class=uow.LetheRoute,
@@ -20,7 +20,5 @@ def read_operation(
     operation_id: uuid.UUID, principal: AppReader, session: SessionDep
 ) -> OperationPublic:
     """Status and result of an operation."""
-    operation = session.get(Operation, operation_id)
-    if operation is None or operation.tenant_id != principal.tenant_id:
-        raise NotFound("No such operation.")
+    operation = service.read(session, tenant_id=principal.tenant_id, operation_id=operation_id)
     return OperationPublic.model_validate(operation)

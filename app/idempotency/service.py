@@ -8,71 +8,31 @@ a crash mid-request rolls back both and releases the lock.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import uuid
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import delete, text
-from sqlmodel import Session, select
+from sqlalchemy import text
+from sqlmodel import Session
 
-from app.core.errors import IdempotencyInProgress, IdempotencyKeyReused, InvalidIdempotencyKey
+from app.core.errors import IdempotencyInProgress, IdempotencyKeyReused, NotFound
 from app.core.models import utcnow
-from app.idempotency.models import Operation, OperationStatus
+from app.idempotency import store
+from app.idempotency.keys import (
+    ID_NAMESPACE,
+    Claim,
+    Replay,
+    derive_id,
+    request_digest,
+    validate_key,
+)
+from app.idempotency.models import Operation
 
-# Stable namespace: IDs derived from (tenant, key) must never change across releases.
-ID_NAMESPACE = uuid.UUID("6f1c1b1e-3d0a-4c59-9d5e-6c2f0e1a7b42")
+__all__ = ["ID_NAMESPACE", "Claim", "Replay", "claim", "derive_id", "prune", "read", "record",
+           "request_digest", "validate_key"]
+
 REPLAYED_HEADER = "Idempotent-Replayed"
 REPLAYABLE_HEADERS = ("etag", "location")
-
-
-@dataclass(frozen=True)
-class Claim:
-    """A key this request now holds; the record is written when the request succeeds."""
-
-    tenant_id: uuid.UUID
-    key: str
-    digest: str
-    method: str
-    path: str
-    kind: str
-
-    def derived_id(self, kind: str | None = None) -> uuid.UUID:
-        return derive_id(self.tenant_id, self.key, kind or self.kind)
-
-
-@dataclass(frozen=True)
-class Replay:
-    status: int
-    body: Any
-    headers: dict[str, str]
-
-
-def validate_key(key: str) -> str:
-    if not 1 <= len(key) <= 255 or not all(" " <= ch <= "~" for ch in key):
-        raise InvalidIdempotencyKey("Idempotency-Key must be 1 to 255 printable ASCII characters.")
-    return key
-
-
-def derive_id(tenant_id: uuid.UUID, key: str, kind: str) -> uuid.UUID:
-    """The ID a create with this key gets — the same however late a redelivery arrives."""
-    return uuid.uuid5(ID_NAMESPACE, f"{tenant_id}:{kind}:{key}")
-
-
-def request_digest(method: str, path: str, body: bytes) -> str:
-    try:
-        canonical: bytes = json.dumps(
-            json.loads(body), sort_keys=True, separators=(",", ":"), ensure_ascii=False
-        ).encode("utf-8") if body.strip() else b""
-    except (ValueError, UnicodeDecodeError):
-        canonical = body
-    digest = hashlib.sha256()
-    for part in (method.upper().encode(), path.encode(), canonical):
-        digest.update(len(part).to_bytes(8, "big"))
-        digest.update(part)
-    return digest.hexdigest()
 
 
 def claim(
@@ -95,13 +55,10 @@ def claim(
     ).scalar_one()
     if not locked:
         raise IdempotencyInProgress("The first request with this Idempotency-Key is still running.")
-    record = session.exec(
-        select(Operation).where(Operation.tenant_id == tenant_id, Operation.idempotency_key == key)
-    ).first()
+    record = store.by_key(session, tenant_id=tenant_id, key=key)
     now = now or utcnow()
     if record is not None and record.expires_at <= now:
-        session.delete(record)
-        session.flush()
+        store.remove(session, record)
         record = None
     if record is None:
         return Claim(tenant_id=tenant_id, key=key, digest=digest, method=method, path=path,
@@ -128,45 +85,22 @@ def record(
     body: Any,
     headers: dict[str, str],
     retention: timedelta,
-    operation_id: uuid.UUID | None = None,
-    operation_status: OperationStatus = OperationStatus.succeeded,
-) -> Operation:
-    """Store the answer beside the effect, in the request's transaction."""
-    now = utcnow()
+) -> None:
+    """Store the answer beside the effect, in the request's transaction (into the job the
+    request accepted, when it accepted one with this key)."""
     kept = {name: value for name, value in headers.items() if name.lower() in REPLAYABLE_HEADERS}
-    existing = session.get(Operation, operation_id) if operation_id else None
-    operation = existing or Operation(
-        id=operation_id or uuid.uuid4(),
-        tenant_id=claim.tenant_id,
-        kind=claim.kind,
-        request_method=claim.method,
-        request_path=claim.path,
-        request_digest=claim.digest,
-        status=operation_status,
-    )
-    operation.api_key_id = api_key_id
-    operation.idempotency_key = claim.key
-    operation.kind = claim.kind
-    operation.request_method = claim.method
-    operation.request_path = claim.path
-    operation.request_digest = claim.digest
-    operation.response_status = status
-    operation.response_body = body
-    operation.response_headers = kept
-    operation.updated_at = now
-    operation.expires_at = now + retention
-    session.add(operation)
-    session.flush()
+    store.save_answer(session, claim, api_key_id=api_key_id, status=status, body=body,
+                      headers=kept, retention=retention)
+
+
+def read(session: Session, *, tenant_id: uuid.UUID, operation_id: uuid.UUID) -> Operation:
+    """An operation of this tenant; `NotFound` for another tenant's or none."""
+    operation = store.get(session, tenant_id=tenant_id, operation_id=operation_id)
+    if operation is None:
+        raise NotFound("No such operation.")
     return operation
 
 
 def prune(session: Session, *, now: datetime | None = None) -> int:
     """Delete the current tenant's expired, finished records (under row-level security)."""
-    finished = (OperationStatus.succeeded, OperationStatus.failed)
-    result = session.execute(
-        delete(Operation).where(
-            Operation.expires_at <= (now or utcnow()),  # type: ignore[arg-type]
-            Operation.status.in_(finished),  # type: ignore[attr-defined]
-        )
-    )
-    return int(getattr(result, "rowcount", 0) or 0)
+    return store.prune(session, now=now or utcnow())

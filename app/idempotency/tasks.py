@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 
-from app.core import db
+from app.core import uow
 from app.core.celery_app import celery_app
 from app.idempotency import service
 from app.tenants import service as tenants
@@ -18,7 +18,7 @@ def prune_operations() -> int:
     tenant_ids = tenants.all_tenant_ids()
     removed = 0
     for tenant_id in tenant_ids:
-        with db.session_scope(tenant_id) as session:
+        with uow.unit_of_work(tenant_id) as session:
             removed += service.prune(session)
     log.info("pruned %d expired operation records", removed)
     return removed

@@ -5,10 +5,11 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Response, status
 
 from app.core import uow
-from app.core.deps import AppWriter, RequiredKeyHeader, WorkDep
+from app.core.deps import AppWriter, ClaimDep, RequiredKeyHeader, SessionDep
 from app.core.errors import COMMON_PROBLEMS, problem_responses
-from app.ingestion import service, tasks
-from app.ingestion.schemas import IngestAccepted, IngestBody
+from app.idempotency.schemas import LOCATION, OperationAccepted
+from app.ingestion import service
+from app.ingestion.schemas import IngestBody
 from app.tenants.service import Principal
 
 router = APIRouter(
@@ -27,18 +28,15 @@ async def _keyed_writer(principal: AppWriter, idempotency_key: RequiredKeyHeader
 KeyedAppWriter = Annotated[Principal, Depends(_keyed_writer)]
 
 
-@router.post("", name="ingest", status_code=status.HTTP_202_ACCEPTED)
+@router.post("", name="ingest", status_code=status.HTTP_202_ACCEPTED,
+             responses={202: {"headers": LOCATION}})
 def ingest(
-    body: IngestBody, principal: KeyedAppWriter, work: WorkDep, response: Response
-) -> IngestAccepted:
+    body: IngestBody, principal: KeyedAppWriter, session: SessionDep, claim: ClaimDep,
+    response: Response,
+) -> OperationAccepted:
     """Accept memories and messages to apply in the background (Idempotency-Key required)."""
-    session = work.open()
-    assert work.claim is not None, "the required Idempotency-Key header was claimed"
-    operation = service.accept(session, claim=work.claim, api_key_id=principal.key_id,
-                               body=body)
-    operation_id, tenant_id = operation.id, principal.tenant_id
-    # The unit of work records its idempotency answer into this same row, then sends.
-    work.operation_id = operation_id
-    work.after_commit.append(lambda: tasks.send(operation_id, tenant_id))
-    response.headers["Location"] = f"/v1/operations/{operation_id}"
-    return IngestAccepted(operation_id=operation_id)
+    assert claim is not None, "the required Idempotency-Key header was claimed"
+    accepted = OperationAccepted.of(
+        service.accept(session, claim=claim, api_key_id=principal.key_id, body=body))
+    response.headers["Location"] = accepted.location
+    return accepted

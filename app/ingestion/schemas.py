@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import uuid
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import ConfigDict, Field, model_validator
 
 from app.core.schemas import CleanStr, StrictModel
 from app.memories.schemas import TEXT_MAX, MemoryCreate, MemoryFields, NonBlank
@@ -69,8 +68,3 @@ class IngestBody(StrictModel):
         if "source" not in item.model_fields_set and self.source is not None:
             data["source"] = self.source
         return MemoryCreate.model_validate(data)
-
-
-class IngestAccepted(BaseModel):
-    operation_id: uuid.UUID
-    status: Literal["queued"] = "queued"

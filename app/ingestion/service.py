@@ -1,27 +1,28 @@
-"""Ingestion in three steps: accept (the request), start and apply (the task).
+"""Ingestion in four steps: accept (the request), then start, prepare and apply (the task).
 
 The request stores the validated body on its own operation row and answers 202; the task
-marks the row running, embeds outside any transaction, then applies every item and records
-the result in one transaction that also clears the stored body. Services flush; callers
-commit.
+marks the row running, prepares outside any transaction what `POST /v1/memories` prepares
+(embeddings, the optional judge's verdicts) and the plans of the forget requests found in the
+messages, then applies all of it and records the result in one transaction that also clears
+the stored body. Services flush; the unit of work commits.
 """
 
 from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
-from sqlmodel import Session, col, select
+from sqlmodel import Session
 
 from app.audit import service as audit
-from app.core.config import get_settings
 from app.core.errors import LetheError
-from app.core.models import utcnow
-from app.forgetting import sources
+from app.embeddings.runtime import embedder
+from app.forgetting import describe, sources
 from app.idempotency import service as idempotency
-from app.idempotency.models import Operation, OperationStatus
+from app.idempotency import store as operations
+from app.idempotency.models import Operation
 from app.ingestion.schemas import IngestBody, IngestMessage
 from app.memories import service as memories
 from app.memories import store as memory_store
@@ -30,9 +31,9 @@ from app.tenant_settings import service as settings
 from app.text.detector import detect_forget_request
 
 KIND = "ingest"
+APPLY_TASK = "ingestion.apply"
 ACTOR = audit.system_actor("ingest")
-FINISHED = (OperationStatus.succeeded, OperationStatus.failed)
-PENDING = (OperationStatus.queued, OperationStatus.running)
+FORGET_MAX_TARGETS = 5
 FAILED_TYPE = "https://lethe.dev/problems/ingestion-failed"
 # As `POST /v1/memories` caps a detected request's phrase (app/forgetting/forget_requests.py).
 ABOUT_MAX = 200
@@ -52,26 +53,11 @@ def accept(
     session: Session, *, claim: idempotency.Claim, api_key_id: uuid.UUID | None,
     body: IngestBody,
 ) -> Operation:
-    """The queued operation holding ``body`` until the task applies it."""
-    now = utcnow()
-    operation = Operation(
-        id=operation_id_for(claim.tenant_id, claim.key),
-        tenant_id=claim.tenant_id,
-        api_key_id=api_key_id,
-        idempotency_key=claim.key,
-        kind=KIND,
-        request_method=claim.method,
-        request_path=claim.path,
-        request_digest=claim.digest,
-        status=OperationStatus.queued,
-        request_payload=body.payload(),
-        created_at=now,
-        updated_at=now,
-        expires_at=now + timedelta(days=get_settings().idempotency_retention_days),
+    """The queued operation holding ``body`` until the task applies it (sent after commit)."""
+    return operations.accept_job(
+        session, KIND, body.payload(), tenant_id=claim.tenant_id, task=APPLY_TASK,
+        method=claim.method, path=claim.path, claim=claim, api_key_id=api_key_id,
     )
-    session.add(operation)
-    session.flush()
-    return operation
 
 
 @dataclass(frozen=True)
@@ -83,15 +69,36 @@ class Started:
 def start(session: Session, *, tenant_id: uuid.UUID, operation_id: uuid.UUID) -> Started | None:
     """Mark the operation running and read its body; None when there is nothing to do."""
     operation = _locked(session, tenant_id=tenant_id, operation_id=operation_id)
-    if operation is None or operation.status in FINISHED or operation.request_payload is None:
+    if operation is None or operation.status in operations.FINISHED or (
+            operation.request_payload is None):
         return None
     body = IngestBody.model_validate(operation.request_payload)
-    operation.status = OperationStatus.running
-    operation.updated_at = utcnow()
-    session.add(operation)
-    session.flush()
+    operations.mark_running(session, operation)
     detect = settings.get(session, tenant_id=tenant_id).detect_forget_requests
     return Started(body=body, detect_forget_requests=detect)
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """The slow part of an ingestion, done holding no connection."""
+
+    writes: list[memories.Prepared]
+    # (message index, plan) of every forget request found in the user messages.
+    forgets: list[tuple[int, describe.Plan]]
+
+
+def prepare(*, tenant_id: uuid.UUID, started: Started) -> Prepared:
+    """What `POST /v1/memories` prepares, for every item, and a plan per forget request."""
+    body = started.body
+    writes = memories.prepare(
+        tenant_id=tenant_id, bodies=[body.memory_create(i) for i in range(len(body.memories))])
+    found = forget_requests(body.messages) if started.detect_forget_requests else []
+    forgets = [(request["message"], describe.prepare(
+        tenant_id=tenant_id, subject=body.subject, about=request["about"], delete=True,
+        exclude_source=False, dry_run=False, max_targets=FORGET_MAX_TARGETS, actor=ACTOR,
+        embed=embedder().embed,
+    )) for request in found]
+    return Prepared(writes=writes, forgets=forgets)
 
 
 def forget_requests(messages: list[IngestMessage]) -> list[dict[str, Any]]:
@@ -119,26 +126,29 @@ def apply(
     tenant_id: uuid.UUID,
     operation_id: uuid.UUID,
     body: IngestBody,
-    embeddings: list[list[float]],
-    forgets: list[dict[str, Any]],
+    prepared: Prepared,
 ) -> dict[str, Any] | None:
-    """Apply every item and record the result; None when the operation is already finished."""
+    """Apply the forget requests, then every item, and record the result; None when the
+    operation is already finished (then nothing is changed)."""
     operation = _locked(session, tenant_id=tenant_id, operation_id=operation_id)
-    if operation is None or operation.status in FINISHED:
+    if operation is None or operation.status in operations.FINISHED:
         return None
-    # Recorded first on purpose: from here this transaction holds the tenant's audit chain
-    # lock, and an exclusion only commits under that lock. So the exclusions read below are
-    # the ones memories.create() will read, and a refusal is audited in this transaction —
-    # create() would audit it in a second transaction, which would wait forever on this one.
+    forgets = [{"message": message,
+                **describe.public(describe.apply(session, plan)).model_dump(mode="json")}
+               for message, plan in prepared.forgets]
+    # Recorded before the items on purpose: from here this transaction holds the tenant's
+    # audit chain lock, and an exclusion only commits under that lock. So the exclusions read
+    # below are the ones memories.create() will read, and a refusal is audited in this
+    # transaction — create() would audit it in a second one, which would wait on this one.
     audit.record(session, tenant_id=tenant_id, actor=ACTOR, action="ingest.applied",
                  target_kind="operation", target_id=operation_id,
                  details={"memories": len(body.memories), "messages": len(body.messages)})
-    if len(embeddings) != len(body.memories):
-        raise ValueError("one embedding per item is needed")
+    if len(prepared.writes) != len(body.memories):
+        raise ValueError("one prepared write per item is needed")
     outcome = Outcome()
-    for index, embedding in enumerate(embeddings):
-        _apply_item(session, tenant_id=tenant_id, operation_id=operation_id, body=body,
-                    index=index, embedding=embedding, outcome=outcome)
+    for index, write in enumerate(prepared.writes):
+        _apply_item(session, tenant_id=tenant_id, operation_id=operation_id, index=index,
+                    write=write, outcome=outcome)
     result = {
         "memory_ids": outcome.memory_ids,
         "forgotten": outcome.forgotten,
@@ -147,14 +157,8 @@ def apply(
         # records, where an erasure finds them, not in operation results.
         "forget_requests": forgets,
     }
-    operation.status = OperationStatus.succeeded
-    operation.result = result
-    operation.error = None
-    # Memory text must not outlive its application in an operation record.
-    operation.request_payload = None
-    operation.updated_at = utcnow()
-    session.add(operation)
-    session.flush()
+    # Memory text must not outlive its application in an operation record: the payload goes.
+    operations.succeed(session, operation, result)
     return result
 
 
@@ -163,39 +167,24 @@ def fail(
 ) -> bool:
     """Mark the operation failed, with a content-free error; False if it had finished."""
     operation = _locked(session, tenant_id=tenant_id, operation_id=operation_id)
-    if operation is None or operation.status in FINISHED:
+    if operation is None or operation.status in operations.FINISHED:
         return False
-    operation.status = OperationStatus.failed
     # The class name only: messages of validation or database errors can quote memory text.
-    operation.error = {"type": FAILED_TYPE,
-                       "detail": f"The ingestion failed ({type(exc).__name__}); "
-                                 "none of its items were applied."}
-    operation.request_payload = None
-    operation.updated_at = utcnow()
-    session.add(operation)
-    session.flush()
+    operations.fail(session, operation, {
+        "type": FAILED_TYPE,
+        "detail": f"The ingestion failed ({type(exc).__name__}); none of its items were applied.",
+    })
     return True
 
 
 def stale(session: Session, *, tenant_id: uuid.UUID, before: datetime) -> list[uuid.UUID]:
     """Ingestions still pending that nothing has touched since ``before``."""
-    return list(session.exec(
-        select(Operation.id).where(
-            Operation.tenant_id == tenant_id, Operation.kind == KIND,
-            col(Operation.status).in_(PENDING), col(Operation.updated_at) < before,
-        )
-    ).all())
-
-
-def unfinished(session: Session, *, tenant_id: uuid.UUID, operation_id: uuid.UUID) -> bool:
-    """Lock the operation for the final transaction; False when a delivery already finished it."""
-    operation = _locked(session, tenant_id=tenant_id, operation_id=operation_id)
-    return operation is not None and operation.status not in FINISHED
+    return operations.stale_jobs(session, tenant_id=tenant_id, kind=KIND, before=before)
 
 
 def _apply_item(
-    session: Session, *, tenant_id: uuid.UUID, operation_id: uuid.UUID, body: IngestBody,
-    index: int, embedding: list[float], outcome: Outcome,
+    session: Session, *, tenant_id: uuid.UUID, operation_id: uuid.UUID, index: int,
+    write: memories.Prepared, outcome: Outcome,
 ) -> None:
     memory_id = item_memory_id(operation_id, index)
     # An item already applied stays as it is — forgotten included — even if its source was
@@ -206,7 +195,7 @@ def _apply_item(
         if state == MemoryState.forgotten:
             outcome.forgotten.append(str(memory_id))
         return
-    create = body.memory_create(index)
+    create = write.body
     if sources.is_excluded(session, tenant_id=tenant_id, source=create.source):
         audit.record(session, tenant_id=tenant_id, actor=ACTOR, action="write.refused",
                      target_kind="source", target_id=create.source, reason="source excluded",
@@ -216,7 +205,8 @@ def _apply_item(
     try:
         with session.begin_nested():
             written = memories.create(session, tenant_id=tenant_id, body=create,
-                                      embedding=embedding, actor=ACTOR, memory_id=memory_id)
+                                      embedding=write.embedding, actor=ACTOR,
+                                      memory_id=memory_id, judged=write.judged)
     except LetheError as exc:
         # A refusal of this item only (a stale supersedes, a revision mismatch …).
         outcome.refused.append({"item": index, "type": exc.slug, "status": exc.status})
@@ -231,10 +221,5 @@ def _apply_item(
 def _locked(
     session: Session, *, tenant_id: uuid.UUID, operation_id: uuid.UUID
 ) -> Operation | None:
-    return session.exec(
-        select(Operation)
-        .where(Operation.id == operation_id, Operation.tenant_id == tenant_id,
-               Operation.kind == KIND)
-        .with_for_update()
-        .execution_options(populate_existing=True)
-    ).first()
+    return operations.lock_job(session, tenant_id=tenant_id, operation_id=operation_id,
+                               kind=KIND)

@@ -5,10 +5,10 @@ from typing import Annotated
 from fastapi import APIRouter, Path
 
 from app.core import uow
-from app.core.deps import AppReader, AppWriter, SessionDep, WorkDep
+from app.core.deps import AppReader, AppWriter, SessionDep
 from app.core.errors import COMMON_PROBLEMS, problem_responses
-from app.idempotency.schemas import OperationPublic
-from app.invalidation import service, tasks
+from app.idempotency.schemas import OperationAccepted
+from app.invalidation import service
 from app.invalidation.schemas import (
     DependencyChanged,
     DependencyList,
@@ -25,18 +25,15 @@ Key = Annotated[str, Path(min_length=1, max_length=255, pattern=r"^[^\x00]+$")]
 
 @router.put("/{key}")
 def put_dependency(
-    key: Key, body: DependencyPut, principal: AppWriter, work: WorkDep
+    key: Key, body: DependencyPut, principal: AppWriter, session: SessionDep
 ) -> DependencyChanged:
     """Set a dependency's value; a change queues the invalidation of dependent memories."""
-    row, operation = service.put(work.open(), tenant_id=principal.tenant_id, key=key,
+    row, operation = service.put(session, tenant_id=principal.tenant_id, key=key,
                                  value=body.value)
-    invalidation = None
-    if operation is not None:
-        operation_id, tenant_id = operation.id, principal.tenant_id
-        work.after_commit.append(lambda: tasks.send(operation_id, tenant_id))
-        invalidation = OperationPublic.model_validate(operation)
-    return DependencyChanged(key=row.key, value=row.value, changed=operation is not None,
-                             invalidation=invalidation)
+    return DependencyChanged(
+        key=row.key, value=row.value, changed=operation is not None,
+        invalidation=OperationAccepted.of(operation) if operation is not None else None,
+    )
 
 
 @router.get("")

@@ -5,7 +5,7 @@ from datetime import datetime
 from pydantic import BaseModel, Field
 
 from app.core.schemas import StrictModel
-from app.idempotency.schemas import OperationPublic
+from app.idempotency.schemas import OperationAccepted
 from app.memories.schemas import NonBlank
 
 
@@ -23,8 +23,9 @@ class DependencyChanged(BaseModel):
     key: str
     value: str
     changed: bool
-    invalidation: OperationPublic | None = Field(
-        description="The job marking memories that depend on another value suspect."
+    invalidation: OperationAccepted | None = Field(
+        description="The job marking memories that depend on another value suspect; poll "
+        "`/v1/operations/{operation_id}`."
     )
 
 

@@ -6,33 +6,31 @@ quick successive changes, redeliveries and overlapping runs all converge on the 
 
 from __future__ import annotations
 
-import hashlib
 import uuid
 from collections.abc import Sequence
-from datetime import timedelta
 
 from sqlmodel import Session, col, select
 
 from app.audit import service as audit
 from app.core.models import utcnow
-from app.idempotency.models import Operation, OperationStatus
+from app.idempotency import store as operations
+from app.idempotency.models import Operation
 from app.invalidation.models import Dependency
 from app.lifecycle.transitions import doubt
 from app.memories import store
 from app.memories.models import Memory
 
 KIND = "invalidate"
+INVALIDATE_TASK = "dependencies.invalidate"
 FLAG = "dependency-changed"
 ACTOR = audit.system_actor("invalidate")
-FINISHED = (OperationStatus.succeeded, OperationStatus.failed)
-# Job records live as long as idempotency records do; pruning only removes finished ones.
-RETENTION = timedelta(days=7)
 
 
 def put(
     session: Session, *, tenant_id: uuid.UUID, key: str, value: str
 ) -> tuple[Dependency, Operation | None]:
-    """Set ``key`` to ``value``; a new or different value queues an invalidation job."""
+    """Set ``key`` to ``value``; a new or different value queues an invalidation job (sent
+    once the caller's unit of work commits)."""
     row = session.get(Dependency, (tenant_id, key), with_for_update=True)
     if row is not None and row.value == value:
         return row, None
@@ -41,15 +39,10 @@ def put(
     row.value = value
     row.updated_at = utcnow()
     session.add(row)
-    operation = Operation(
-        tenant_id=tenant_id, kind=KIND, request_method="PUT",
-        request_path=f"/v1/dependencies/{key}",
-        request_digest=hashlib.sha256(f"{key}\0{value}".encode()).hexdigest(),
-        status=OperationStatus.queued, request_payload={"key": key},
-        expires_at=utcnow() + RETENTION,
+    operation = operations.accept_job(
+        session, KIND, {"key": key}, tenant_id=tenant_id, task=INVALIDATE_TASK,
+        method="PUT", path=f"/v1/dependencies/{key}",
     )
-    session.add(operation)
-    session.flush()
     return row, operation
 
 
@@ -62,21 +55,13 @@ def listing(session: Session, *, tenant_id: uuid.UUID) -> Sequence[Dependency]:
 
 def invalidate(session: Session, *, tenant_id: uuid.UUID, operation_id: uuid.UUID) -> bool:
     """Mark live memories depending on another value suspect; False if already finished."""
-    operation = session.exec(
-        select(Operation).where(Operation.id == operation_id, Operation.tenant_id == tenant_id,
-                                Operation.kind == KIND)
-        .with_for_update()
-    ).first()
-    if operation is None or operation.status in FINISHED:
+    operation = operations.lock_job(session, tenant_id=tenant_id, operation_id=operation_id,
+                                    kind=KIND)
+    if operation is None or operation.status in operations.FINISHED:
         return False
     key = str((operation.request_payload or {}).get("key", ""))
     suspected = invalidate_key(session, tenant_id=tenant_id, key=key)
-    operation.status = OperationStatus.succeeded
-    operation.result = {"suspected": suspected, "key": key}
-    operation.request_payload = None
-    operation.updated_at = utcnow()
-    session.add(operation)
-    session.flush()
+    operations.succeed(session, operation, {"suspected": suspected, "key": key})
     return True
 
 

@@ -3,20 +3,20 @@
 from __future__ import annotations
 
 import enum
-import hashlib
 import uuid
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
-from sqlmodel import Session, select
+from sqlmodel import Session
 
-from app.core.models import utcnow
-from app.forgetting import consolidation, decay, retention
-from app.idempotency.models import Operation, OperationStatus
+from app.forgetting import consolidation
+from app.forgetting.batches import Batch, decay_batch, retention_batch
+from app.idempotency import store as operations
+from app.idempotency.keys import Claim
+from app.idempotency.models import Operation
 from app.invalidation import service as dependencies
 
-RETENTION = timedelta(days=7)
-FINISHED = (OperationStatus.succeeded, OperationStatus.failed)
+RUN_TASK = "maintenance.run"
 
 
 class Job(enum.StrEnum):
@@ -26,19 +26,15 @@ class Job(enum.StrEnum):
     invalidate = "invalidate"
 
 
-def accept(session: Session, *, tenant_id: uuid.UUID, job: Job,
-           api_key_id: uuid.UUID | None) -> Operation:
-    now = utcnow()
-    operation = Operation(
-        tenant_id=tenant_id, api_key_id=api_key_id, kind=f"maintenance.{job.value}",
-        request_method="POST", request_path=f"/v1/maintenance/{job.value}",
-        request_digest=hashlib.sha256(f"{job.value}\0{now.isoformat()}".encode()).hexdigest(),
-        status=OperationStatus.queued, request_payload={"job": job.value},
-        expires_at=now + RETENTION,
+def accept(session: Session, *, tenant_id: uuid.UUID, job: Job, api_key_id: uuid.UUID | None,
+           claim: Claim | None = None) -> Operation:
+    """The queued job (sent after commit); with ``claim`` also the request's replayable
+    answer."""
+    return operations.accept_job(
+        session, f"maintenance.{job.value}", {"job": job.value}, tenant_id=tenant_id,
+        task=RUN_TASK, method="POST", path=f"/v1/maintenance/{job.value}", claim=claim,
+        api_key_id=api_key_id,
     )
-    session.add(operation)
-    session.flush()
-    return operation
 
 
 class Step(enum.Enum):
@@ -57,43 +53,34 @@ def run_step(session: Session, *, tenant_id: uuid.UUID, operation_id: uuid.UUID,
     stays complete across a crash and the redelivery that resumes it. The operation row lock
     keeps two deliveries from running steps at once.
     """
-    operation = session.exec(
-        select(Operation).where(Operation.id == operation_id, Operation.tenant_id == tenant_id)
-        .with_for_update()
-    ).first()
-    if operation is None or operation.status in FINISHED:
+    operation = operations.lock_job(session, tenant_id=tenant_id, operation_id=operation_id)
+    if operation is None or operation.status in operations.FINISHED:
         return Step.finished_before
     job = Job(str((operation.request_payload or {}).get("job")))
-    moved, last = step(session, tenant_id=tenant_id, job=job, now=now, batch_size=batch_size)
+    batch = step(session, tenant_id=tenant_id, job=job, now=now, batch_size=batch_size)
     result: dict[str, Any] = dict(operation.result or {"job": job.value})
-    for name, ids in moved.items():
+    for name, ids in batch.moved.items():
         result[name] = [*result.get(name, []), *ids]
-    operation.result = result
-    if last:
-        operation.status = OperationStatus.succeeded
-        operation.request_payload = None
-    else:
-        operation.status = OperationStatus.running
-    operation.updated_at = utcnow()
-    session.add(operation)
-    session.flush()
-    return Step.done if last else Step.more
+    if batch.last:
+        operations.succeed(session, operation, result)
+        return Step.done
+    operations.record_progress(session, operation, result)
+    return Step.more
 
 
 def step(session: Session, *, tenant_id: uuid.UUID, job: Job, now: datetime,
-         batch_size: int) -> tuple[dict[str, list[str]], bool]:
-    """One step of ``job`` for the tenant: what it moved, by result field, and whether it
-    was the last (decay and retention move at most ``batch_size``; the others run whole)."""
+         batch_size: int) -> Batch:
+    """One step of ``job`` for the tenant (decay and retention move at most ``batch_size``;
+    the others run whole)."""
     if job is Job.decay:
-        ids = decay.decay(session, tenant_id=tenant_id, now=now, limit=batch_size)
-        return {"suspected": ids}, len(ids) < batch_size
+        return decay_batch(session, tenant_id=tenant_id, now=now, size=batch_size)
     if job is Job.retention:
-        moved = retention.retention(session, tenant_id=tenant_id, now=now, limit=batch_size)
-        return moved, sum(len(ids) for ids in moved.values()) < batch_size
+        return retention_batch(session, tenant_id=tenant_id, now=now, size=batch_size)
     if job is Job.consolidate:
-        return {"deprecated": consolidation.consolidate(session, tenant_id=tenant_id)}, True
+        return Batch({"deprecated": consolidation.consolidate(session, tenant_id=tenant_id)},
+                     last=True)
     suspected: list[str] = []
     for dependency in dependencies.listing(session, tenant_id=tenant_id):
         suspected += dependencies.invalidate_key(session, tenant_id=tenant_id,
                                                  key=dependency.key)
-    return {"suspected": suspected}, True
+    return Batch({"suspected": suspected}, last=True)

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from sqlmodel import Session
 
-from app.core import db
+from app.core import uow
 from app.lifecycle.transitions import doubt
 from app.memories import queries, store
 from app.memories.models import LIVE_STATES, Memory
@@ -110,7 +110,7 @@ def judge_borderline(
     judge = judges.configured()
     if judge is None:
         return {}
-    with db.session_scope(tenant_id) as read:
+    with uow.unit_of_work(tenant_id) as read:
         limits = thresholds(read, tenant_id=tenant_id)
         excluded = [*supersedes, *_slot_holder(read, tenant_id=tenant_id, subject=subject,
                                                 key=key)]

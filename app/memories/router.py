@@ -8,11 +8,10 @@ from fastapi.responses import JSONResponse
 
 from app.audit import service as audit
 from app.core import uow
-from app.core.deps import AppReader, AppWriter, SessionDep, WorkDep
+from app.core.deps import AppReader, AppWriter, SessionDep, derived_id
 from app.core.errors import COMMON_PROBLEMS, InvalidRequest, problem_responses
-from app.embeddings.runtime import embedder
 from app.forgetting import forget_requests
-from app.memories import contradictions, queries, service
+from app.memories import queries, service
 from app.memories.models import MemoryState
 from app.memories.schemas import (
     ForgetRequestHandled,
@@ -54,6 +53,16 @@ def _etag(response: Response, revision: int) -> None:
     response.headers["ETag"] = f'"{revision}"'
 
 
+def _prepared_write(body: MemoryCreate, principal: AppWriter) -> forget_requests.PreparedRemember:
+    return forget_requests.prepare(tenant_id=principal.tenant_id, body=body,
+                                   actor=audit.actor_for(principal))
+
+
+# Dependencies resolve in the order a route lists them: the prepare step, then the session.
+PreparedWrite = Annotated[forget_requests.PreparedRemember, Depends(_prepared_write)]
+CreatedId = Annotated[uuid.UUID | None, Depends(derived_id("memory"))]
+
+
 @router.post("", status_code=201, response_model=MemoryWritten,
              responses={200: {"model": MemoryWritten | ForgetRequestHandled,
                               "description": "A slot's new version; or, when the tenant "
@@ -62,23 +71,13 @@ def _etag(response: Response, revision: int) -> None:
                               "headers": ETAG},
                         201: {"headers": ETAG},
                         **problem_responses(412)})
-def remember(body: MemoryCreate, principal: AppWriter, work: WorkDep, response: Response) -> Any:
+def remember(body: MemoryCreate, principal: AppWriter, prepared: PreparedWrite,
+             session: SessionDep, memory_id: CreatedId, response: Response) -> Any:
     """Remember a fact (a slot write with the same subject and key adds a version)."""
-    handled = forget_requests.handle(work, principal=principal, subject=body.subject,
-                                     text=body.text)
-    if handled is not None:
-        return handled
-    embedding = embedder().embed_one(body.text)  # before the transaction opens
-    # So is the optional judge model, on pairs the contradiction rule is unsure about.
-    judged = contradictions.judge_borderline(
-        tenant_id=principal.tenant_id, subject=body.subject, key=body.key,
-        supersedes=body.supersedes, new_text=body.text, embedding=embedding,
-    )
-    session = work.open()
-    derived = work.claim.derived_id("memory") if work.claim is not None else None
-    written = service.create(session, tenant_id=principal.tenant_id, body=body,
-                             actor=audit.actor_for(principal),
-                             embedding=embedding, memory_id=derived, judged=judged)
+    written = forget_requests.remember(session, tenant_id=principal.tenant_id, prepared=prepared,
+                                       actor=audit.actor_for(principal), memory_id=memory_id)
+    if isinstance(written, ForgetRequestHandled):
+        return JSONResponse(written.model_dump(mode="json"), status_code=200)
     if written.memory is None:
         return JSONResponse({"id": str(written.forgotten_id), "state": "forgotten"},
                             status_code=201)
@@ -115,26 +114,33 @@ def read_memory(
     return memory
 
 
+def _prepared_patch(body: MemoryPatch) -> service.PreparedPatch:
+    return service.prepare_patch(body)
+
+
+PreparedPatch = Annotated[service.PreparedPatch, Depends(_prepared_patch)]
+
+
 @router.patch("/{memory_id}", responses=EDIT_PROBLEMS)
 def correct_memory(
-    memory_id: uuid.UUID, body: MemoryPatch, principal: AppWriter, work: WorkDep,
-    response: Response, if_match: IfMatch = None,
+    memory_id: uuid.UUID, body: MemoryPatch, principal: AppWriter, prepared: PreparedPatch,
+    session: SessionDep, response: Response, if_match: IfMatch = None,
 ) -> MemoryWritten:
     """Correct a memory (If-Match required); new text appends a version."""
-    embedding = embedder().embed_one(body.text) if body.text is not None else None
-    memory = service.update(work.open(), tenant_id=principal.tenant_id, memory_id=memory_id,
-                            if_match=if_match, patch=body, embedding=embedding)
+    memory = service.update(session, tenant_id=principal.tenant_id, memory_id=memory_id,
+                            if_match=if_match, patch=prepared.patch,
+                            embedding=prepared.embedding)
     _etag(response, memory.revision)
     return memory
 
 
 @router.post("/{memory_id}/revert", responses=EDIT_PROBLEMS)
 def revert_memory(
-    memory_id: uuid.UUID, body: RevertBody, principal: AppWriter, work: WorkDep,
+    memory_id: uuid.UUID, body: RevertBody, principal: AppWriter, session: SessionDep,
     response: Response, if_match: IfMatch = None,
 ) -> MemoryWritten:
     """Point a memory at one of its earlier versions again (If-Match required)."""
-    memory = service.revert(work.open(), tenant_id=principal.tenant_id, memory_id=memory_id,
+    memory = service.revert(session, tenant_id=principal.tenant_id, memory_id=memory_id,
                             if_match=if_match, seq=body.seq)
     _etag(response, memory.revision)
     return memory

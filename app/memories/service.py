@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import re
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from sqlmodel import Session
 
+from app.embeddings.runtime import embedder
 from app.forgetting import sources
 from app.lifecycle.transitions import new_revision, transition
 from app.memories import contradictions, store
@@ -23,6 +25,45 @@ from app.memories.schemas import Effects, MemoryCreate, MemoryPatch, MemoryWritt
 
 IF_MATCH = re.compile(r'^\s*"(\d{1,9})"\s*$')
 LIVE = [state.value for state in LIVE_STATES]
+
+
+# -- prepare: the slow part of a write, before its unit of work opens -------------------------
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A remember's embedding and the judge's verdicts on its borderline pairs (for `create`)."""
+
+    body: MemoryCreate
+    embedding: list[float]
+    judged: contradictions.Judged
+
+
+def prepare(*, tenant_id: uuid.UUID, bodies: Sequence[MemoryCreate]) -> list[Prepared]:
+    """Embed the texts and ask the optional judge model about the pairs the contradiction
+    rule is unsure of: slow work, so done holding no connection, before the write's own
+    transaction opens (`POST /v1/memories` and ingestion alike)."""
+    model = embedder()
+    texts = [body.text for body in bodies]
+    # One text goes through embed_one, which batches concurrent requests' texts together.
+    vectors = [model.embed_one(texts[0])] if len(texts) == 1 else (
+        model.embed(texts) if texts else [])
+    return [Prepared(body=body, embedding=vector, judged=contradictions.judge_borderline(
+        tenant_id=tenant_id, subject=body.subject, key=body.key, supersedes=body.supersedes,
+        new_text=body.text, embedding=vector,
+    )) for body, vector in zip(bodies, vectors, strict=True)]
+
+
+@dataclass(frozen=True)
+class PreparedPatch:
+    patch: MemoryPatch
+    embedding: list[float] | None
+
+
+def prepare_patch(patch: MemoryPatch) -> PreparedPatch:
+    """A correction's new text embedded before its transaction opens (for `update`)."""
+    embedding = embedder().embed_one(patch.text) if patch.text is not None else None
+    return PreparedPatch(patch=patch, embedding=embedding)
 
 
 @dataclass(frozen=True)

@@ -38,7 +38,7 @@ async def recall(request: Request, body: RecallRequest, credentials: Credentials
 
 
 def _recall(
-    work: uow.UnitOfWork, credentials: HTTPAuthorizationCredentials | None,
+    work: uow.RequestWork, credentials: HTTPAuthorizationCredentials | None,
     body: RecallRequest, embedding: Future[list[float]] | None,
 ) -> bytes:
     principal = require_role(identify(work, credentials), Role.app)

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from sqlalchemy import Connection, text
 from sqlmodel import Session, col, select
 
-from app.core import db, security
+from app.core import db, security, uow
 from app.tenant_settings import service as tenant_settings
 from app.tenants.models import ApiKey, Role, Tenant
 
@@ -90,5 +90,5 @@ def _lookup(conn: Session | Connection, raw_key: str) -> Principal | None:
 
 def all_tenant_ids() -> list[uuid.UUID]:
     """Every tenant's ID, for beat jobs that then work per tenant under row-level security."""
-    with db.maintenance_scope() as session:
+    with uow.unit_of_work(maintenance=True) as session:
         return list(session.exec(select(Tenant.id).order_by(col(Tenant.created_at))).all())

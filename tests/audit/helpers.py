@@ -4,7 +4,7 @@ import uuid
 from typing import Any
 
 from app.audit import service as audit
-from app.core import db
+from app.core import uow
 
 ACTOR = "key:" + str(uuid.UUID(int=1))
 
@@ -15,7 +15,7 @@ def append(tenant_id: str | uuid.UUID, count: int = 1, **fields: Any) -> list[di
     fields.setdefault("action", "memory.transition")
     fields.setdefault("target_kind", "memory")
     written = []
-    with db.session_scope(uuid.UUID(str(tenant_id))) as session:
+    with uow.unit_of_work(uuid.UUID(str(tenant_id))) as session:
         for n in range(count):
             event = audit.record(session, tenant_id=uuid.UUID(str(tenant_id)),
                                  **{"reason": f"step {n}", **fields})
@@ -24,7 +24,7 @@ def append(tenant_id: str | uuid.UUID, count: int = 1, **fields: Any) -> list[di
 
 
 def verify(tenant_id: str | uuid.UUID) -> Any:
-    with db.session_scope(uuid.UUID(str(tenant_id))) as session:
+    with uow.unit_of_work(uuid.UUID(str(tenant_id))) as session:
         return audit.verify(session, tenant_id=uuid.UUID(str(tenant_id)))
 
 

@@ -10,7 +10,7 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError
 
-from app.core import db
+from app.core import uow
 from tests.audit.helpers import append, verify
 
 
@@ -24,7 +24,7 @@ def test_application_role_cannot_change_or_remove_events(
     tenant: dict[str, Any], owner_conn: Any, statement: str
 ) -> None:
     written = append(tenant["id"], 3)
-    with pytest.raises(DBAPIError, match=r"append-only|permission denied"), db.session_scope(
+    with pytest.raises(DBAPIError, match=r"append-only|permission denied"), uow.unit_of_work(
         uuid.UUID(tenant["id"])
     ) as session:
         session.execute(text(statement))
@@ -34,7 +34,7 @@ def test_application_role_cannot_change_or_remove_events(
 
 def test_application_role_cannot_truncate(tenant: dict[str, Any]) -> None:
     append(tenant["id"], 2)
-    with pytest.raises(DBAPIError, match="permission denied"), db.session_scope(
+    with pytest.raises(DBAPIError, match="permission denied"), uow.unit_of_work(
         uuid.UUID(tenant["id"])
     ) as session:
         session.execute(text("TRUNCATE audit_event"))

@@ -8,7 +8,7 @@ from typing import Any
 
 from app.audit import chain
 from app.audit import service as audit
-from app.core import db
+from app.core import uow
 from tests.audit.helpers import ACTOR, append, tamper, verify
 
 WHERE = "WHERE tenant_id = %s AND seq = %s"
@@ -38,7 +38,7 @@ def test_events_recorded_in_this_transaction_verify_before_commit(
     tenant: dict[str, Any]
 ) -> None:
     tenant_id = uuid.UUID(tenant["id"])
-    with db.session_scope(tenant_id) as session:
+    with uow.unit_of_work(tenant_id) as session:
         for _ in range(3):
             last = audit.record(session, tenant_id=tenant_id, actor=ACTOR,
                                 action="memory.transition", target_kind="memory")

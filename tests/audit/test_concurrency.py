@@ -8,7 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from app.audit import service as audit
-from app.core import db
+from app.core import db, uow
 from app.core.runtime import get_runtime
 from tests.audit.helpers import ACTOR, verify
 
@@ -26,7 +26,7 @@ def test_concurrent_appends_make_one_gapless_valid_chain(
     def writer(n: int) -> list[int]:
         seqs = []
         for round_ in range(ROUNDS):
-            with db.session_scope(tenant_id, engine=engine) as session:
+            with uow.unit_of_work(tenant_id, engine=engine) as session:
                 if round_ == 0:
                     barrier.wait(timeout=30)  # every thread holds a transaction, then all race
                 event = audit.record(session, tenant_id=tenant_id, actor=ACTOR,
@@ -52,13 +52,13 @@ def test_concurrent_appends_make_one_gapless_valid_chain(
 def test_an_append_rolled_back_leaves_no_gap(tenant: dict[str, Any]) -> None:
     tenant_id = uuid.UUID(tenant["id"])
     try:
-        with db.session_scope(tenant_id) as session:
+        with uow.unit_of_work(tenant_id) as session:
             audit.record(session, tenant_id=tenant_id, actor=ACTOR, action="memory.transition",
                          target_kind="memory")
             raise RuntimeError("the change it described failed")
     except RuntimeError:
         pass
-    with db.session_scope(tenant_id) as session:
+    with uow.unit_of_work(tenant_id) as session:
         event = audit.record(session, tenant_id=tenant_id, actor=ACTOR,
                              action="memory.transition", target_kind="memory")
     assert event.seq == 1
@@ -71,7 +71,7 @@ def test_a_savepoint_rolled_back_takes_its_events_and_the_chain_goes_on(
     # The chain head is remembered within a transaction; a rolled-back savepoint must not
     # leave it pointing at an event that no longer exists.
     tenant_id = uuid.UUID(tenant["id"])
-    with db.session_scope(tenant_id) as session:
+    with uow.unit_of_work(tenant_id) as session:
         first = audit.record(session, tenant_id=tenant_id, actor=ACTOR,
                              action="memory.transition", target_kind="memory")
         savepoint = session.begin_nested()
@@ -93,7 +93,7 @@ def test_transactions_appending_many_events_each_make_one_chain(
 
     def writer(n: int) -> None:
         for round_ in range(3):
-            with db.session_scope(tenant_id, engine=engine) as session:
+            with uow.unit_of_work(tenant_id, engine=engine) as session:
                 if round_ == 0:
                     barrier.wait(timeout=30)
                 for step in range(20):

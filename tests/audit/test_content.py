@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from app.audit import service as audit
-from app.core import db
+from app.core import uow
 from tests.audit.helpers import ACTOR, append
 
 
@@ -39,7 +39,7 @@ def test_values_that_could_carry_content_are_refused(
     tenant_id = uuid.UUID(tenant["id"])
     arguments: dict[str, Any] = {"actor": ACTOR, "action": "memory.transition",
                                  "target_kind": "memory", **fields}
-    with pytest.raises(ValueError), db.session_scope(tenant_id) as session:
+    with pytest.raises(ValueError), uow.unit_of_work(tenant_id) as session:
         audit.record(session, tenant_id=tenant_id, **arguments)
     assert owner_conn.execute("SELECT count(*) FROM audit_event").fetchone()[0] == 0
 

@@ -10,7 +10,7 @@ from sqlalchemy import text
 from sqlalchemy.exc import ProgrammingError
 
 from app.audit import service as audit
-from app.core import db
+from app.core import uow
 from tests.audit.helpers import ACTOR, append, verify
 
 
@@ -30,7 +30,7 @@ def test_a_session_sees_only_its_tenants_events(
 ) -> None:
     append(tenant["id"], 3)
     append(other_tenant["id"], 2)
-    with db.session_scope(uuid.UUID(other_tenant["id"])) as session:
+    with uow.unit_of_work(uuid.UUID(other_tenant["id"])) as session:
         # Deliberately without a tenant filter: row-level security does the filtering.
         tenants = session.execute(text("SELECT DISTINCT tenant_id FROM audit_event")).all()
         assert [str(row[0]) for row in tenants] == [other_tenant["id"]]
@@ -42,7 +42,7 @@ def test_appending_to_another_tenants_chain_is_refused(
     tenant: dict[str, Any], other_tenant: dict[str, Any]
 ) -> None:
     append(other_tenant["id"], 1)
-    with pytest.raises(ProgrammingError, match="row-level security"), db.session_scope(
+    with pytest.raises(ProgrammingError, match="row-level security"), uow.unit_of_work(
         uuid.UUID(tenant["id"])
     ) as session:
         audit.record(session, tenant_id=uuid.UUID(other_tenant["id"]), actor=ACTOR,

@@ -8,12 +8,12 @@ from typing import Any
 
 from sqlalchemy import text
 
-from app.core import db
+from app.core import db, uow
 from app.core.runtime import get_runtime
 
 
 def _backend_pid(engine: Any) -> int:
-    with db.session_scope(engine=engine) as session:
+    with uow.unit_of_work(engine=engine) as session:
         return int(session.execute(text("SELECT pg_backend_pid()")).scalar_one())
 
 

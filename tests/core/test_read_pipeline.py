@@ -9,7 +9,7 @@ import psycopg
 import pytest
 from sqlalchemy import text
 
-from app.core import db
+from app.core import db, uow
 
 
 def test_a_pipelined_read_sees_its_tenant_only_and_cannot_write(
@@ -24,7 +24,7 @@ def test_a_pipelined_read_sees_its_tenant_only_and_cannot_write(
     with pytest.raises(psycopg.errors.ReadOnlySqlTransaction), \
             db.read_pipeline(tenant_id) as conn:
         conn.execute("UPDATE tenant SET name = 'changed'").fetchall()
-    with db.session_scope(tenant_id) as session:
+    with uow.unit_of_work(tenant_id) as session:
         assert session.execute(text("SELECT name FROM tenant")).scalar() != "changed"
 
 

@@ -10,7 +10,7 @@ from sqlalchemy import text
 from sqlalchemy.exc import ProgrammingError
 from sqlmodel import Session, select
 
-from app.core import db
+from app.core import db, uow
 from app.core.runtime import get_runtime
 from app.idempotency.models import Operation, OperationStatus
 from app.tenants.models import ApiKey, Tenant
@@ -51,7 +51,7 @@ def test_application_role_is_neither_owner_superuser_nor_bypassrls(owner_conn: A
 
 def test_no_tenant_set_sees_no_rows(tenant: dict[str, Any], owner_conn: Any) -> None:
     assert owner_conn.execute("SELECT count(*) FROM api_key").fetchone()[0] == 2
-    with db.session_scope() as session:
+    with uow.unit_of_work() as session:
         for table in ("api_key", "tenant", "tenant_settings", "operation"):
             assert session.execute(text(f"SELECT count(*) FROM {table}")).scalar() == 0
 
@@ -59,7 +59,7 @@ def test_no_tenant_set_sees_no_rows(tenant: dict[str, Any], owner_conn: Any) -> 
 def test_query_without_tenant_filter_sees_only_own_tenant(
     tenant: dict[str, Any], other_tenant: dict[str, Any]
 ) -> None:
-    with db.session_scope(uuid.UUID(tenant["id"])) as session:
+    with uow.unit_of_work(uuid.UUID(tenant["id"])) as session:
         keys = session.exec(select(ApiKey)).all()  # deliberately no tenant filter
         tenants = session.exec(select(Tenant)).all()
     assert {str(k.tenant_id) for k in keys} == {tenant["id"]}
@@ -69,7 +69,7 @@ def test_query_without_tenant_filter_sees_only_own_tenant(
 def test_writing_into_another_tenant_is_refused(
     tenant: dict[str, Any], other_tenant: dict[str, Any]
 ) -> None:
-    with pytest.raises(ProgrammingError, match="row-level security"), db.session_scope(
+    with pytest.raises(ProgrammingError, match="row-level security"), uow.unit_of_work(
         uuid.UUID(tenant["id"])
     ) as session:
             session.add(
@@ -90,17 +90,17 @@ def test_pool_of_one_never_leaks_tenant_between_transactions(
         backend_pids = set()
         for round_ in range(40):
             tenant_id = ids[round_ % 2]
-            with db.session_scope(tenant_id, engine=engine) as session:
+            with uow.unit_of_work(tenant_id, engine=engine) as session:
                 backend_pids.add(session.execute(text("SELECT pg_backend_pid()")).scalar())
                 seen = {k.tenant_id for k in session.exec(select(ApiKey)).all()}
                 assert seen == {tenant_id}
             # The next transaction on the same connection names no tenant: it sees nothing.
-            with db.session_scope(engine=engine) as session:
+            with uow.unit_of_work(engine=engine) as session:
                 assert session.execute(text("SELECT count(*) FROM api_key")).scalar() == 0
         # A transaction that failed after setting a tenant leaves nothing behind either.
-        with pytest.raises(RuntimeError), db.session_scope(ids[0], engine=engine):
+        with pytest.raises(RuntimeError), uow.unit_of_work(ids[0], engine=engine):
             raise RuntimeError("boom")
-        with db.session_scope(engine=engine) as session:
+        with uow.unit_of_work(engine=engine) as session:
             assert session.execute(text("SELECT count(*) FROM api_key")).scalar() == 0
         assert len(backend_pids) == 1  # really one pooled connection throughout
     finally:
@@ -139,7 +139,7 @@ def test_key_lookup_reads_one_key_and_leaves_no_setting_behind(
         with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
             assert tenants.authenticate_alone(conn, raw_key=other_tenant["keys"]["app"]) is None
         # The same pooled connection, back in a transaction, still sees no key rows.
-        with db.session_scope(engine=engine) as session:
+        with uow.unit_of_work(engine=engine) as session:
             assert session.execute(text("SELECT count(*) FROM api_key")).scalar() == 0
     finally:
         engine.dispose()
@@ -150,7 +150,7 @@ def test_console_sign_in_scopes_the_transaction_to_the_keys_tenant(
 ) -> None:
     from app.tenants import service as tenants
 
-    with db.session_scope() as session:
+    with uow.unit_of_work() as session:
         found = tenants.authenticate(session, raw_key=tenant["keys"]["compliance"])
         assert found is not None and str(found.tenant_id) == tenant["id"]
         seen = {str(k.tenant_id) for k in session.exec(select(ApiKey)).all()}

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from app.core import db
+from app.core import uow
 from app.forgetting import consolidation
 from app.forgetting import tasks as forgetting_tasks
 from app.maintenance import tasks as maintenance_tasks
@@ -20,7 +20,7 @@ SUBJECT = "user:42"
 
 def _consolidate(tenant: dict[str, Any], subject: str | None = None) -> list[str]:
     tenant_id = uuid.UUID(tenant["id"])
-    with db.session_scope(tenant_id) as session:
+    with uow.unit_of_work(tenant_id) as session:
         return consolidation.consolidate(session, tenant_id=tenant_id, subject=subject)
 
 
@@ -48,8 +48,8 @@ def _transitions(owner_conn: Any, reason: str) -> list[str]:
 def _run_job(client: Any, tenant: dict[str, Any]) -> dict[str, Any]:
     accepted = client.post("/v1/maintenance/consolidate", headers=tenant["compliance"])
     assert accepted.status_code == 202, accepted.text
-    assert maintenance_tasks.run(accepted.json()["id"], tenant["id"]) is True
-    body: dict[str, Any] = client.get(f"/v1/operations/{accepted.json()['id']}",
+    assert maintenance_tasks.run(accepted.json()["operation_id"], tenant["id"]) is True
+    body: dict[str, Any] = client.get(f"/v1/operations/{accepted.json()['operation_id']}",
                                       headers=tenant["app"]).json()
     assert body["status"] == "succeeded"
     return body

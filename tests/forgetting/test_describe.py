@@ -12,7 +12,7 @@ from fastapi.testclient import TestClient
 from psycopg import sql
 from sqlmodel import Session
 
-from app.core import db
+from app.core import uow
 from app.embeddings.runtime import embedder
 from app.forgetting import describe
 
@@ -346,7 +346,7 @@ def test_a_target_changed_while_forgetting_is_skipped_not_acted_on(
                                json={"text": "I live in York. I collect sneakers."},
                                headers={**tenant["app"], "If-Match": '"1"'})
             assert edited.status_code == 200, edited.text
-            return stack.enter_context(db.session_scope(tenant_id))
+            return stack.enter_context(uow.unit_of_work(tenant_id))
 
         outcome = describe.forget_by_description(
             edit_then_open, tenant_id=tenant_id, subject=SUBJECT, about=SNEAKERS, delete=True,

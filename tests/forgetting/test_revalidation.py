@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from app.core import db
+from app.core import uow
 from app.lifecycle.transitions import transition
 from app.memories.models import Memory, MemoryState
 
@@ -26,7 +26,7 @@ def _post(client: Any, headers: dict[str, str], memory_id: str, action: str,
 
 def test_confirm_settles_a_suspect_memory(client: Any, tenant: dict[str, Any]) -> None:
     memory = _remember(client, tenant, "My manager is Priya.")
-    with db.session_scope(uuid.UUID(tenant["id"])) as session:
+    with uow.unit_of_work(uuid.UUID(tenant["id"])) as session:
         row = session.get(Memory, uuid.UUID(memory["id"]))
         assert row is not None
         row.flags = ["stale"]

@@ -45,13 +45,13 @@ def test_a_workaround_for_an_old_version_stops_being_served_as_current(
     plan = _remember(client, tenant, "Acme is on the Enterprise plan.", volatility="structural")
     first = _put(client, tenant, "4.1")
     assert first["changed"] is True
-    dependency_tasks.invalidate(first["invalidation"]["id"], tenant["id"])
+    dependency_tasks.invalidate(first["invalidation"]["operation_id"], tenant["id"])
     assert _read(client, tenant, workaround["id"])["state"] == "active"
     same = _put(client, tenant, "4.1")
     assert same["changed"] is False and same["invalidation"] is None
     moved = _put(client, tenant, "4.2")
     assert moved["changed"] is True and moved["invalidation"]["status"] == "queued"
-    assert dependency_tasks.invalidate(moved["invalidation"]["id"], tenant["id"]) is True
+    assert dependency_tasks.invalidate(moved["invalidation"]["operation_id"], tenant["id"]) is True
     suspect = _read(client, tenant, workaround["id"])
     assert suspect["state"] == "suspect" and suspect["flags"] == ["dependency-changed"]
     assert _read(client, tenant, plan["id"]) == {**plan_without_effects(plan)}
@@ -62,7 +62,7 @@ def test_a_workaround_for_an_old_version_stops_being_served_as_current(
     current = client.post("/v1/recall", json={**query, "include_suspect": False},
                           headers=tenant["app"]).json()["results"]
     assert workaround["id"] not in [r["memory"]["id"] for r in current]
-    operation = client.get(f"/v1/operations/{moved['invalidation']['id']}",
+    operation = client.get(f"/v1/operations/{moved['invalidation']['operation_id']}",
                            headers=tenant["app"]).json()
     assert operation["status"] == "succeeded"
     assert operation["result"]["suspected"] == [workaround["id"]]
@@ -79,7 +79,7 @@ def test_reruns_and_overlapping_runs_mark_once(
 ) -> None:
     memory = _remember(client, tenant, "Restart the sync agent after upgrading.",
                        depends_on={"product.version": "4.1"})
-    operation_id = _put(client, tenant, "4.2")["invalidation"]["id"]
+    operation_id = _put(client, tenant, "4.2")["invalidation"]["operation_id"]
     def run() -> bool:
         return bool(dependency_tasks.invalidate.run(operation_id, tenant["id"]))
 
@@ -87,7 +87,7 @@ def test_reruns_and_overlapping_runs_mark_once(
     assert sorted(outcomes) == [False, True]
     assert dependency_tasks.invalidate(operation_id, tenant["id"]) is False
     # A second change queued before the first job ran converges too.
-    second = _put(client, tenant, "4.3")["invalidation"]["id"]
+    second = _put(client, tenant, "4.3")["invalidation"]["operation_id"]
     dependency_tasks.invalidate(second, tenant["id"])
     after = _read(client, tenant, memory["id"])
     assert after["revision"] == 2 and after["flags"] == ["dependency-changed"]
@@ -111,7 +111,7 @@ def test_invalidation_runs_through_a_real_worker(
 ) -> None:
     memory = _remember(client, tenant, "Clear the cache after each deploy.",
                        depends_on={"product.version": "4.1"})
-    operation_id = _put(client, tenant, "5.0")["invalidation"]["id"]
+    operation_id = _put(client, tenant, "5.0")["invalidation"]["operation_id"]
     queue = f"test-{uuid.uuid4().hex[:8]}"
     with worker(get_runtime().broker_url, queue) as process:
         dependency_tasks.invalidate.apply_async(args=[operation_id, tenant["id"]], queue=queue)

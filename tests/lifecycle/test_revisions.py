@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from app.core import db
+from app.core import uow
 from app.lifecycle import transitions
 from app.memories import store
 from app.memories.errors import IllegalTransition
@@ -49,7 +49,7 @@ def test_a_transition_and_a_strike_record_the_revision_they_made(
     client: Any, tenant: dict[str, Any], owner_conn: Any
 ) -> None:
     memory = created(client, tenant["app"], text="I live in Porto. I collect sneakers.")
-    with db.session_scope(uuid.UUID(tenant["id"])) as session:
+    with uow.unit_of_work(uuid.UUID(tenant["id"])) as session:
         row = store.load(session, tenant_id=uuid.UUID(tenant["id"]),
                          memory_id=uuid.UUID(memory["id"]), for_update=True)
         transitions.transition(session, row, MemoryState.suspect, reason="test",
@@ -72,7 +72,7 @@ def test_confirming_validates_at_the_revision_s_time(
 ) -> None:
     memory = created(client, tenant["app"], text="I live in Porto.")
     tenant_id = uuid.UUID(tenant["id"])
-    with db.session_scope(tenant_id) as session:
+    with uow.unit_of_work(tenant_id) as session:
         row = store.load(session, tenant_id=tenant_id, memory_id=uuid.UUID(memory["id"]),
                          for_update=True)
         transitions.confirm(session, row, actor="system:test")

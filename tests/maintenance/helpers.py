@@ -14,7 +14,7 @@ def run_through_worker(client: Any, tenant: dict[str, Any], job: str) -> dict[st
     with worker(get_runtime().broker_url, "celery") as process:
         accepted = client.post(f"/v1/maintenance/{job}", headers=tenant["compliance"])
         assert accepted.status_code == 202, accepted.text
-        operation_id = accepted.json()["id"]
+        operation_id = accepted.json()["operation_id"]
         deadline = time.monotonic() + 90
         body: dict[str, Any] = {}
         while time.monotonic() < deadline:

@@ -8,9 +8,10 @@ from typing import Any
 
 import pytest
 
-from app.core import db
+from app.core import uow
 from app.core.models import utcnow
 from app.forgetting import decay
+from app.forgetting import tasks as forgetting_tasks
 from app.maintenance import tasks as maintenance_tasks
 from tests.concurrency import together
 from tests.maintenance.helpers import run_through_worker
@@ -35,11 +36,11 @@ def _state(client: Any, tenant: dict[str, Any], memory_id: str) -> tuple[str, li
 def test_each_class_decays_after_its_own_half_life(client: Any, tenant: dict[str, Any]) -> None:
     trip = _remember(client, tenant, "Is in Rome this week.", "situational")
     taste = _remember(client, tenant, "Prefers aisle seats.", "preferential")
-    with db.session_scope(uuid.UUID(tenant["id"])) as session:
+    with uow.unit_of_work(uuid.UUID(tenant["id"])) as session:
         moved = decay.decay(session, tenant_id=uuid.UUID(tenant["id"]),
                             now=utcnow() + timedelta(days=6.9))
     assert moved == []
-    with db.session_scope(uuid.UUID(tenant["id"])) as session:
+    with uow.unit_of_work(uuid.UUID(tenant["id"])) as session:
         moved = decay.decay(session, tenant_id=uuid.UUID(tenant["id"]),
                             now=utcnow() + timedelta(days=7.1))
     assert moved == [trip]
@@ -54,12 +55,12 @@ def test_tenant_half_lives_and_confirmation_reset_the_clock(
                  headers=tenant["compliance"])
     taste = _remember(client, tenant, "Prefers window seats.", "preferential")
     tenant_id = uuid.UUID(tenant["id"])
-    with db.session_scope(tenant_id) as session:
+    with uow.unit_of_work(tenant_id) as session:
         assert decay.decay(session, tenant_id=tenant_id,
                            now=utcnow() + timedelta(days=0.6)) == [taste]
     confirmed = client.post(f"/v1/memories/{taste}/confirm", headers=tenant["app"])
     assert confirmed.json()["state"] == "active" and confirmed.json()["flags"] == []
-    with db.session_scope(tenant_id) as session:
+    with uow.unit_of_work(tenant_id) as session:
         assert decay.decay(session, tenant_id=tenant_id,
                            now=utcnow() + timedelta(days=0.4)) == []
 
@@ -72,7 +73,7 @@ def test_two_beat_ticks_at_once_move_each_memory_once(
     owner_conn.execute("UPDATE memory SET last_validated_at = now() - interval '8 days'")
     # `.run` is the task's body: Celery's call wrapper is not safe to first-use from two
     # threads at once, and the point here is the database's serialization.
-    counts = together(maintenance_tasks.decay_all.run, maintenance_tasks.decay_all.run)
+    counts = together(forgetting_tasks.decay_all.run, forgetting_tasks.decay_all.run)
     assert len(counts) == 2 and sum(counts) == 5
     events = owner_conn.execute(
         "SELECT count(*) FROM audit_event WHERE to_state = 'suspect'").fetchone()[0]
@@ -85,8 +86,8 @@ def test_maintenance_endpoint_rules(client: Any, tenant: dict[str, Any]) -> None
     assert client.post("/v1/maintenance/sweep", headers=tenant["compliance"]).status_code == 422
     accepted = client.post("/v1/maintenance/invalidate", headers=tenant["compliance"])
     assert accepted.status_code == 202 and accepted.json()["status"] == "queued"
-    assert maintenance_tasks.run(accepted.json()["id"], tenant["id"]) is True
-    assert maintenance_tasks.run(accepted.json()["id"], tenant["id"]) is False
+    assert maintenance_tasks.run(accepted.json()["operation_id"], tenant["id"]) is True
+    assert maintenance_tasks.run(accepted.json()["operation_id"], tenant["id"]) is False
 
 
 @pytest.mark.slow
@@ -115,7 +116,7 @@ def test_requested_decay_commits_in_steps_and_a_crash_loses_no_result(
     owner_conn.execute("UPDATE memory SET last_validated_at = now() - interval '8 days'")
     monkeypatch.setattr(get_settings(), "maintenance_batch_size", 2)
     accepted = client.post("/v1/maintenance/decay", headers=tenant["compliance"])
-    operation_id = accepted.json()["id"]
+    operation_id = accepted.json()["operation_id"]
     real_step = maintenance_service.run_step
     steps: list[str] = []
 

@@ -14,12 +14,13 @@ from typing import Any
 import pytest
 from sqlalchemy import text as sa_text
 
-from app.core import db
+from app.core import uow
 from app.core.celery_app import celery_app
 from app.core.config import get_settings
 from app.core.models import utcnow
-from app.forgetting import purge
+from app.forgetting import tasks as forgetting_tasks
 from app.forgetting.retention import retention
+from app.idempotency import store as operations
 from app.maintenance import tasks as maintenance_tasks
 from tests.concurrency import together
 from tests.forgetting.dump import database_text
@@ -62,7 +63,7 @@ def _state(client: Any, tenant: dict[str, Any], memory_id: str) -> str | None:
 
 def _run(tenant: dict[str, Any], offset: timedelta) -> dict[str, list[str]]:
     tenant_id = uuid.UUID(tenant["id"])
-    with db.session_scope(tenant_id) as session:
+    with uow.unit_of_work(tenant_id) as session:
         return retention(session, tenant_id=tenant_id, now=utcnow() + offset)
 
 
@@ -157,7 +158,7 @@ def test_live_memories_and_other_tenants_are_untouched_and_a_rerun_changes_nothi
     suspect = _remember(client, tenant, "Is in Lisbon this week.", volatility="situational")
     owner_conn.execute("UPDATE memory SET last_validated_at = now() - interval '8 days' "
                        "WHERE id = %s", (uuid.UUID(suspect),))
-    maintenance_tasks.decay_all.run()
+    forgetting_tasks.decay_all.run()
     mine = _rejected(client, tenant, "Has a season ticket for Benfica.")
     theirs = _rejected(client, other_tenant, "Has a season ticket for Porto.")
     _age(owner_conn, [active, suspect, mine, theirs], 400)
@@ -182,7 +183,7 @@ def test_two_beat_runs_at_once_move_each_memory_once(
     _age(owner_conn, deprecated + quarantined, 31)
     # `.run` is the task's body: Celery's call wrapper is not safe to first-use from two
     # threads at once, and the point here is the database's serialization.
-    counts = together(maintenance_tasks.retention_all.run, maintenance_tasks.retention_all.run)
+    counts = together(forgetting_tasks.retention_all.run, forgetting_tasks.retention_all.run)
 
     assert len(counts) == 2 and sum(counts) == 8
     events = dict(owner_conn.execute(
@@ -201,10 +202,10 @@ def test_beat_runs_retention_daily_for_every_tenant(
     theirs = _rejected(client, other_tenant, "Rents a flat on Avenida da Liberdade.")
     _age(owner_conn, [mine, theirs], 30.5)
 
-    assert maintenance_tasks.retention_all() == 2
+    assert forgetting_tasks.retention_all() == 2
     assert _state(client, tenant, mine) == "quarantined"
     assert _state(client, other_tenant, theirs) == "quarantined"
-    assert maintenance_tasks.retention_all() == 0
+    assert forgetting_tasks.retention_all() == 0
     entry = celery_app.conf.beat_schedule["retention"]
     assert entry == {"task": "forgetting.retention", "schedule": 86400.0}
     assert "forgetting.retention" in celery_app.tasks
@@ -217,9 +218,10 @@ def test_maintenance_retention_answers_with_what_moved(
     _age(owner_conn, [memory_id], 31)
     accepted = client.post("/v1/maintenance/retention", headers=tenant["compliance"])
     assert accepted.status_code == 202 and accepted.json()["status"] == "queued"
-    assert maintenance_tasks.run(accepted.json()["id"], tenant["id"]) is True
-    assert maintenance_tasks.run(accepted.json()["id"], tenant["id"]) is False
-    body = client.get(f"/v1/operations/{accepted.json()['id']}", headers=tenant["app"]).json()
+    assert maintenance_tasks.run(accepted.json()["operation_id"], tenant["id"]) is True
+    assert maintenance_tasks.run(accepted.json()["operation_id"], tenant["id"]) is False
+    operation_id = accepted.json()["operation_id"]
+    body = client.get(f"/v1/operations/{operation_id}", headers=tenant["app"]).json()
     assert body["result"] == {"job": "retention", "quarantined": [memory_id], "forgotten": []}
 
 
@@ -227,10 +229,10 @@ def test_a_forget_finds_the_stored_answers_to_redact_by_index(tenant: dict[str, 
     # Each forget redacts the stored answers naming the memory; a retention run forgets
     # thousands, so that lookup must not scan every operation record, row security included.
     tenant_id = uuid.UUID(tenant["id"])
-    with db.session_scope(tenant_id) as session:
+    with uow.unit_of_work(tenant_id) as session:
         session.execute(sa_text("SET LOCAL enable_seqscan = off"))
         plan = "\n".join(row[0] for row in session.execute(
-            sa_text("EXPLAIN " + str(purge._REDACT_OPERATIONS)),
+            sa_text("EXPLAIN " + str(operations.REDACT_ANSWERS)),
             {"memory_id": str(uuid.uuid4()), "state": "forgotten"}))
     assert "ix_operation_response_id" in plan, plan
 

@@ -54,7 +54,7 @@ def test_a_write_picked_as_deadlock_victim_runs_again(
     from sqlalchemy import text
 
     from app.audit import service as audit
-    from app.core import db
+    from app.core import uow
 
     old = created(client, tenant["app"], subject="user:dl", text="My phone number is 555-1234.")
     tenant_id = uuid.UUID(tenant["id"])
@@ -63,7 +63,7 @@ def test_a_write_picked_as_deadlock_victim_runs_again(
 
     def hold_chain_then_want_the_row() -> None:
         try:
-            with db.session_scope(tenant_id) as session:
+            with uow.unit_of_work(tenant_id) as session:
                 audit.record(session, tenant_id=tenant_id, actor="system:test",
                              action="test.hold", target_kind="memory")
                 holding.set()

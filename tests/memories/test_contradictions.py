@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from app.core import db
+from app.core import uow
 from app.ingestion import tasks as ingestion_tasks
 from app.invalidation import service as dependencies
 from app.tenant_settings.schemas import Supersession
@@ -120,7 +120,7 @@ def test_an_already_suspect_memory_gets_the_flag_and_one_more_revision(
                   depends_on={"db": "14"})
     assert client.put("/v1/dependencies/db", json={"value": "16"},
                       headers=tenant["app"]).status_code == 200
-    with db.session_scope(uuid.UUID(tenant["id"])) as session:
+    with uow.unit_of_work(uuid.UUID(tenant["id"])) as session:
         dependencies.invalidate_key(session, tenant_id=uuid.UUID(tenant["id"]), key="db")
     before = _get(client, tenant, old["id"])
     assert (before["state"], before["flags"]) == ("suspect", ["dependency-changed"])

@@ -32,7 +32,7 @@ class PoolWatchingEmbedder:
 @pytest.fixture
 def watcher(monkeypatch: pytest.MonkeyPatch) -> PoolWatchingEmbedder:
     spy = PoolWatchingEmbedder()
-    monkeypatch.setattr("app.memories.router.embedder", lambda: spy)
+    monkeypatch.setattr("app.memories.service.embedder", lambda: spy)
     return spy
 
 

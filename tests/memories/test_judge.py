@@ -20,7 +20,7 @@ import pytest
 import uvicorn
 from fastapi import FastAPI, HTTPException, Request
 
-from app.core import db
+from app.core import db, uow
 from app.core.config import get_settings
 from app.embeddings.runtime import embedder
 from app.memories import service as memories
@@ -174,7 +174,7 @@ def test_a_judge_verdict_on_a_text_changed_since_is_not_used(
 
     def edit() -> None:
         patch = MemoryPatch(text="Prefers aisle seats, always.")
-        with db.session_scope(tenant_id) as session:
+        with uow.unit_of_work(tenant_id) as session:
             memories.update(session, tenant_id=tenant_id, memory_id=uuid.UUID(old["id"]),
                             if_match='"1"', patch=patch,
                             embedding=embedder().embed_one(patch.text or ""))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from app.core import db
+from app.core import uow
 from app.lifecycle.transitions import transition
 from app.memories.models import Memory, MemoryState
 from tests.memories.helpers import created, remember
@@ -52,7 +52,7 @@ def test_an_already_suspect_memory_contradicted_still_names_who_contradicted_it(
     client: Any, tenant: dict[str, Any]
 ) -> None:
     old = created(client, tenant["app"], text="My phone number is 555-1234.")
-    with db.session_scope(uuid.UUID(tenant["id"])) as session:
+    with uow.unit_of_work(uuid.UUID(tenant["id"])) as session:
         row = session.get(Memory, uuid.UUID(old["id"]))
         assert row is not None
         transition(session, row, MemoryState.suspect, reason="test", actor="system:test")

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from app.core import db
+from app.core import db, uow
 from app.lifecycle.transitions import transition
 from app.memories.models import Memory, MemoryState
 
@@ -31,7 +31,7 @@ def _recall(client: Any, headers: dict[str, str], query: str, **extra: Any) -> d
 
 
 def _move(tenant: dict[str, Any], memory_id: str, state: MemoryState) -> None:
-    with db.session_scope(uuid.UUID(tenant["id"])) as session:
+    with uow.unit_of_work(uuid.UUID(tenant["id"])) as session:
         row = session.get(Memory, uuid.UUID(memory_id))
         assert row is not None
         transition(session, row, state, reason="test", actor="system:test")
@@ -143,7 +143,7 @@ def test_a_memory_forgotten_after_the_keyword_read_is_not_returned(
                                 query=request.query).result()
     assert found.keyword is not None
     assert uuid.UUID(gone["id"]) in [memory_id for memory_id, _ in found.keyword]
-    with db.session_scope(tenant_id) as session:
+    with uow.unit_of_work(tenant_id) as session:
         row = session.get(Memory, uuid.UUID(gone["id"]))
         assert row is not None
         forget_one(session, row, reason="test", actor="system:test")
@@ -257,7 +257,7 @@ def test_a_memory_forgotten_while_the_query_embeds_is_not_returned(
 
     class ForgettingFuture(Future[list[float]]):
         def result(self, timeout: float | None = None) -> list[float]:
-            with db.session_scope(tenant_id) as session:
+            with uow.unit_of_work(tenant_id) as session:
                 row = session.get(Memory, uuid.UUID(gone["id"]))
                 assert row is not None
                 forget_one(session, row, reason="test", actor="system:test")

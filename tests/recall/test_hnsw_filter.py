@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from sqlalchemy import text
 
-from app.core import db
+from app.core import db, uow
 from app.embeddings.runtime import embedder
 from app.memories import service
 from app.memories.models import ROUTED_INDEX
@@ -24,12 +24,12 @@ def _seed_crowd_and_few(tenant_id: uuid.UUID) -> list[str]:
     few = ["Keeps bees on the roof.", "Plays the cello badly.", "Grows chillies on the balcony.",
            "Collects vintage maps.", "Swims in the sea all winter."]
     vectors = embedder().embed(crowd + few)
-    with db.session_scope(tenant_id) as session:
+    with uow.unit_of_work(tenant_id) as session:
         for index, (text_, vector) in enumerate(zip(crowd + few, vectors, strict=True)):
             subject = "user:crowd" if index < len(crowd) else "user:few"
             service.create(session, tenant_id=tenant_id, actor="system:test",
                            body=MemoryCreate(subject=subject, text=text_), embedding=vector)
-    with db.session_scope(tenant_id) as session:
+    with uow.unit_of_work(tenant_id) as session:
         session.execute(text("ANALYZE memory_version"))
     return crowd
 
@@ -42,7 +42,7 @@ def test_iterative_scan_fills_the_limit_under_a_selective_filter(
     query = embedder().embed_one(crowd[0])  # nearest neighbours are all in the crowd
     monkeypatch.setattr(small_subjects, "RANK_IN_PROCESS_UP_TO", 0)
     monkeypatch.setattr(candidates, "EXACT_UP_TO", 0)  # walk, as for a large subject
-    with db.session_scope(tenant_id) as session:
+    with uow.unit_of_work(tenant_id) as session:
         # Make the planner take the HNSW index, as it does for large subjects.
         session.execute(text("SET LOCAL enable_sort = off"))
         session.execute(text("SET LOCAL enable_seqscan = off"))

@@ -14,7 +14,7 @@ from typing import Any
 import psycopg
 import pytest
 
-from app.core import db
+from app.core import db, uow
 from app.core.migrations import KEYWORD_MATCHES
 from app.core.runtime import get_runtime
 from app.forgetting.forget import forget_one
@@ -61,7 +61,7 @@ def _matches(conn: psycopg.Connection[Any], query: str, states: list[str] = LIVE
 
 def _as_app(tenant_id: str | None, query: str, states: list[str] = LIVE) -> set[str]:
     """The function's matches as the application role sees them, in a tenant or none."""
-    with db.session_scope(None if tenant_id is None else uuid.UUID(tenant_id)) as session:
+    with uow.unit_of_work(None if tenant_id is None else uuid.UUID(tenant_id)) as session:
         return _matches(db.driver_connection(session), query, states)
 
 
@@ -115,7 +115,7 @@ def test_only_current_versions_of_memories_in_the_asked_states_match(
                             headers={**tenant["app"], "If-Match": '"1"'})
     assert response.status_code == 200, response.text
     tenant_id = uuid.UUID(tenant["id"])
-    with db.session_scope(tenant_id) as session:
+    with uow.unit_of_work(tenant_id) as session:
         row = session.get(Memory, uuid.UUID(quarantined))
         assert row is not None
         transition(session, row, MemoryState.quarantined, reason="test", actor="system:test")
@@ -129,7 +129,7 @@ def test_only_current_versions_of_memories_in_the_asked_states_match(
     assert old in _as_app(tenant["id"], "ZX-400", ["deprecated"])
     assert _as_app(tenant["id"], "drive") == set()  # only the old version said it
     assert _as_app(tenant["id"], "tram") == {reworded}
-    with db.session_scope(tenant_id) as session:
+    with uow.unit_of_work(tenant_id) as session:
         keyword = candidates.lists(session, subject=SUBJECT, states=LIVE, n=40,
                                    query="ZX-400 locker code").keyword
     assert keyword is not None and [str(memory_id) for memory_id, _ in keyword] == [live]
@@ -234,7 +234,7 @@ def test_a_term_in_a_large_subject_is_followed_from_its_matches_not_the_subjects
         (uuid.uuid4(), "user:huge", f"Back from the hackathon. {text_}" if index % 40 == 0
          else text_, None) for index, text_ in enumerate(texts)])
     owner_conn.execute("SELECT gin_clean_pending_list(%s::regclass)", (GIN,))
-    with db.session_scope(tenant_id) as session:
+    with uow.unit_of_work(tenant_id) as session:
         conn = db.driver_connection(session)
         before = _memory_reads(conn)
         found = [row[0] for row in conn.execute(MATCHES_SQL, {
@@ -266,7 +266,7 @@ def test_a_common_term_is_read_only_until_it_is_known_to_be_common(
     """Each term stops at `per_term` matches (migration 0011): "week" is in hundreds of the
     large subject's memories, and five are all a caller asking for five gets."""
     tenant_id, planted = seeded
-    with db.session_scope(tenant_id) as session:
+    with uow.unit_of_work(tenant_id) as session:
         conn = db.driver_connection(session)
 
         def matches(query: str, per_term: int) -> list[str]:

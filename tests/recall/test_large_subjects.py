@@ -19,7 +19,7 @@ import psycopg
 import pytest
 from sqlalchemy import text
 
-from app.core import db
+from app.core import db, uow
 from app.embeddings.runtime import embedder
 from app.memories import queries
 from app.memories.models import ROUTED_INDEX
@@ -222,7 +222,7 @@ def test_forgetting_and_contradiction_searches_never_walk_the_index(
     what to forget or doubt read every row of the subject."""
     monkeypatch.setattr(candidates, "EXACT_UP_TO", 0)
     ask = _ask("user:large", QUERIES[1])
-    with db.session_scope(seeded) as session:
+    with uow.unit_of_work(seeded) as session:
         db.set_locals(session, {**candidates.scan_settings(), **PRICED_OUT_SORT})
         conn = db.driver_connection(session)
         assert _branch(conn, ask) == "walk"

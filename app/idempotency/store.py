@@ -1,0 +1,200 @@
+"""The `operation` table: the one module that reads and writes its rows.
+
+An operation row is an idempotency record (a mutation's stored answer), an accepted job (its
+status, payload and result), or both at once: a job accepted with an Idempotency-Key is the
+record that key replays. Services decide; this module holds the SQL.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import delete, text
+from sqlalchemy.dialects.postgresql import insert
+from sqlmodel import Session, col, select
+
+from app.core.config import get_settings
+from app.core.jobs import enqueue_job
+from app.core.models import utcnow
+from app.idempotency.keys import Claim, derive_id, request_digest
+from app.idempotency.models import Operation, OperationStatus
+
+FINISHED = (OperationStatus.succeeded, OperationStatus.failed)
+PENDING = (OperationStatus.queued, OperationStatus.running)
+
+
+def _retention() -> timedelta:
+    return timedelta(days=get_settings().idempotency_retention_days)
+
+
+# -- jobs ---------------------------------------------------------------------------------------
+
+
+def accept_job(
+    session: Session,
+    kind: str,
+    payload: dict[str, Any],
+    *,
+    tenant_id: uuid.UUID,
+    task: str,
+    method: str,
+    path: str,
+    claim: Claim | None = None,
+    api_key_id: uuid.UUID | None = None,
+) -> Operation:
+    """A queued job: its operation row now, and its task (``task`` with the operation's and
+    the tenant's IDs) sent once the unit of work commits.
+
+    With ``claim`` the row is also the request's idempotency record: its ID is derived from
+    the key (the same however late the key comes back) and the request's answer is written
+    into it. Without one it is no idempotency record, and its digest is that of its method,
+    path and payload, computed as a keyed request's would be.
+    """
+    now = utcnow()
+    if claim is not None:
+        operation_id = derive_id(claim.tenant_id, claim.key, kind)
+        digest, key = claim.digest, claim.key
+    else:
+        operation_id = uuid.uuid4()
+        digest, key = request_digest(method, path, json.dumps(payload).encode()), None
+    operation = Operation(
+        id=operation_id, tenant_id=tenant_id, api_key_id=api_key_id, idempotency_key=key,
+        kind=kind, request_method=method, request_path=path, request_digest=digest,
+        status=OperationStatus.queued, request_payload=payload, created_at=now,
+        updated_at=now, expires_at=now + _retention(),
+    )
+    session.add(operation)
+    session.flush()
+    enqueue_job(task, operation.id, tenant_id)
+    return operation
+
+
+def lock_job(
+    session: Session, *, tenant_id: uuid.UUID, operation_id: uuid.UUID, kind: str | None = None
+) -> Operation | None:
+    """The job's row, locked for this transaction (two deliveries never run it at once) and
+    read as it is once locked; None when there is none (of ``kind``)."""
+    query = select(Operation).where(Operation.id == operation_id,
+                                    Operation.tenant_id == tenant_id)
+    if kind is not None:
+        query = query.where(Operation.kind == kind)
+    return session.exec(
+        query.with_for_update().execution_options(populate_existing=True)
+    ).first()
+
+
+def mark_running(session: Session, operation: Operation) -> None:
+    _save(session, operation, status=OperationStatus.running)
+
+
+def record_progress(session: Session, operation: Operation, result: dict[str, Any]) -> None:
+    """A committed step's result so far; the job stays running."""
+    _save(session, operation, status=OperationStatus.running, result=result)
+
+
+def succeed(session: Session, operation: Operation, result: dict[str, Any]) -> None:
+    """Finish the job with ``result``; its payload (which may hold memory text) goes."""
+    _save(session, operation, status=OperationStatus.succeeded, result=result, error=None,
+          request_payload=None)
+
+
+def fail(session: Session, operation: Operation, error: dict[str, Any]) -> None:
+    """Finish the job with a content-free ``error``; its payload goes."""
+    _save(session, operation, status=OperationStatus.failed, error=error,
+          request_payload=None)
+
+
+def _save(session: Session, operation: Operation, **values: Any) -> None:
+    for name, value in values.items():
+        setattr(operation, name, value)
+    operation.updated_at = utcnow()
+    session.add(operation)
+    session.flush()
+
+
+def stale_jobs(
+    session: Session, *, tenant_id: uuid.UUID, kind: str, before: datetime
+) -> list[uuid.UUID]:
+    """Jobs of ``kind`` still pending that nothing has touched since ``before``."""
+    return list(session.exec(
+        select(Operation.id).where(
+            Operation.tenant_id == tenant_id, Operation.kind == kind,
+            col(Operation.status).in_(PENDING), col(Operation.updated_at) < before,
+        )
+    ).all())
+
+
+def get(session: Session, *, tenant_id: uuid.UUID, operation_id: uuid.UUID) -> Operation | None:
+    operation = session.get(Operation, operation_id)
+    return operation if operation is not None and operation.tenant_id == tenant_id else None
+
+
+# -- idempotency records ------------------------------------------------------------------------
+
+
+def by_key(session: Session, *, tenant_id: uuid.UUID, key: str) -> Operation | None:
+    return session.exec(
+        select(Operation).where(Operation.tenant_id == tenant_id,
+                                Operation.idempotency_key == key)
+    ).first()
+
+
+def remove(session: Session, operation: Operation) -> None:
+    session.delete(operation)
+    session.flush()
+
+
+def save_answer(
+    session: Session,
+    claim: Claim,
+    *,
+    api_key_id: uuid.UUID | None,
+    status: int,
+    body: Any,
+    headers: dict[str, str],
+    retention: timedelta,
+) -> None:
+    """Store the request's answer under its key, in one statement: a new record, or into the
+    job this request accepted with the same key (which keeps its kind and status)."""
+    now = utcnow()
+    answer = {"api_key_id": api_key_id, "response_status": status, "response_body": body,
+              "response_headers": headers, "updated_at": now, "expires_at": now + retention}
+    statement = insert(Operation).values(
+        id=uuid.uuid4(), tenant_id=claim.tenant_id, idempotency_key=claim.key, kind=claim.kind,
+        request_method=claim.method, request_path=claim.path, request_digest=claim.digest,
+        status=OperationStatus.succeeded, created_at=now, **answer,
+    )
+    session.execute(statement.on_conflict_do_update(
+        index_elements=["tenant_id", "idempotency_key"], set_=answer,
+    ))
+
+
+# Found through the `response_id` index: a retention run redacts for thousands of memories.
+REDACT_ANSWERS = text(
+    """
+    UPDATE operation
+    SET response_body = jsonb_build_object('id', CAST(:memory_id AS text),
+                                           'state', CAST(:state AS text)),
+        response_headers = '{}'::jsonb
+    WHERE response_id = CAST(:memory_id AS text)
+    """
+)
+
+
+def redact_answers(session: Session, *, memory_id: uuid.UUID, state: str) -> None:
+    """Rewrite every stored answer naming the memory to `{"id", "state"}`."""
+    session.execute(REDACT_ANSWERS, {"memory_id": str(memory_id), "state": str(state)})
+
+
+def prune(session: Session, *, now: datetime) -> int:
+    """Delete the current tenant's expired, finished records (under row-level security)."""
+    result = session.execute(
+        delete(Operation).where(
+            col(Operation.expires_at) <= now,
+            col(Operation.status).in_(FINISHED),
+        )
+    )
+    return int(getattr(result, "rowcount", 0) or 0)
