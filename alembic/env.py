@@ -6,8 +6,8 @@ from alembic import context
 from sqlalchemy import create_engine, pool
 from sqlmodel import SQLModel
 
-from app.core.models import import_all_models
 from app.recall.vector_lists import include_object
+from app.tables import import_all_models
 
 import_all_models()
 target_metadata = SQLModel.metadata

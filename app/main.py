@@ -24,6 +24,7 @@ from app.invalidation.router import router as dependencies_router
 from app.maintenance.router import router as maintenance_router
 from app.memories.router import router as memories_router
 from app.recall.router import router as recall_router
+from app.sources.router import router as sources_router
 from app.tenant_settings.router import router as settings_router
 from app.tenants.router import router as tenants_router
 
@@ -59,6 +60,7 @@ def create_app() -> FastAPI:
         memories_router,
         recall_router,
         forgetting_router,
+        sources_router,
         describe_router,
         ladder_router,
         ingestion_router,

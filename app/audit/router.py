@@ -4,14 +4,14 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query, Request
 
+from app.api import route
+from app.api.deps import ComplianceReader, SessionDep
 from app.audit import service
 from app.audit.schemas import AuditPage, VerifyResult
-from app.core import uow
-from app.core.deps import ComplianceReader, SessionDep
 from app.core.errors import COMMON_PROBLEMS, InvalidRequest, problem_responses
 
 router = APIRouter(
-    prefix="/v1/audit", tags=["audit"], route_class=uow.LetheRoute,
+    prefix="/v1/audit", tags=["audit"], route_class=route.LetheRoute,
     responses=problem_responses(*COMMON_PROBLEMS),
 )
 LIST_PARAMS = frozenset({"target_id", "limit", "cursor"})

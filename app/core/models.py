@@ -33,14 +33,3 @@ def timestamp_field(*, nullable: bool = False, server_default: bool = True, **kw
             **kw,
         ),
     )
-
-
-def import_all_models() -> None:
-    """Register every table with the metadata (for Alembic and schema checks)."""
-    import app.audit.models
-    import app.forgetting.models
-    import app.idempotency.models
-    import app.invalidation.models
-    import app.memories.models
-    import app.tenant_settings.models
-    import app.tenants.models  # noqa: F401

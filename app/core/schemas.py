@@ -15,8 +15,6 @@ BodyUUID = Annotated[uuid.UUID, Strict(False)]
 CleanStr = Annotated[str, StringConstraints(pattern=r"^[^\x00]*$")]
 
 
-
-
 def _whole_number(value: Any) -> Any:
     # JSON does not tell 13 from 13.0 (JSON Schema calls both integers); "13" and true stay
     # refused by the strict check that follows.
@@ -36,3 +34,8 @@ class StrictModel(BaseModel):
 
 class PublicModel(BaseModel):
     model_config = ConfigDict(from_attributes=True)
+
+
+# PostgreSQL cannot store NUL, and a blank fact or subject is no fact: both said in the schema
+# (so clients and property tests see them), not found later as a 500 or a junk row.
+NonBlank = Annotated[str, StringConstraints(pattern=r"^[^\x00]*[^\s\x00][^\x00]*$")]

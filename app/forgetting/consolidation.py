@@ -33,8 +33,8 @@ from datetime import datetime
 from sqlmodel import Session
 
 from app.audit import service as audit
-from app.lifecycle.transitions import transition
 from app.memories import contradictions, queries, store
+from app.memories.lifecycle import transition
 from app.memories.models import LIVE_STATES, MemoryState
 from app.text.supersession import Relation, Thresholds, classify_similar
 

@@ -13,8 +13,8 @@ from sqlmodel import Session
 
 from app.audit import service as audit
 from app.core.models import utcnow
-from app.lifecycle.transitions import doubt
 from app.memories import store
+from app.memories.lifecycle import doubt
 from app.memories.models import MemoryState, Volatility
 from app.tenant_settings import service as tenant_settings
 

@@ -21,15 +21,16 @@ from dataclasses import dataclass, field
 from sqlmodel import Session
 
 from app.core import uow
-from app.forgetting import retractions, sources
+from app.forgetting import retractions
 from app.forgetting import topics as sentence_rules
 from app.forgetting.forget import forget_one
 from app.forgetting.schemas import DescribeResult, SkippedPublic, StruckPublic
-from app.lifecycle.transitions import Strike, destroy_content, transition
 from app.memories import queries, store
+from app.memories.lifecycle import Strike, destroy_content, transition
 from app.memories.models import LIVE_STATES, Memory, MemoryState
 from app.recall import candidates
 from app.recall.ranking import reciprocal_rank_fusion
+from app.sources import service as sources
 
 REASON = "forget-by-description"
 CHANGED = "changed while forgetting; retry"

@@ -6,16 +6,16 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends
 
+from app.api import route
+from app.api.deps import AppWriter, SessionDep
 from app.audit import service as audit
-from app.core import uow
-from app.core.deps import AppWriter, SessionDep
 from app.core.errors import COMMON_PROBLEMS, problem_responses
 from app.embeddings.runtime import embedder
 from app.forgetting import describe
 from app.forgetting.schemas import DescribeBody, DescribeResult
 
 router = APIRouter(
-    tags=["forgetting"], route_class=uow.LetheRoute, responses=problem_responses(*COMMON_PROBLEMS)
+    tags=["forgetting"], route_class=route.LetheRoute, responses=problem_responses(*COMMON_PROBLEMS)
 )
 
 

@@ -1,10 +1,6 @@
 from __future__ import annotations
 
-from app.core.errors import Conflict, InvalidRequest, NotFound
-
-
-class SourceExcluded(Conflict):
-    slug, title = "source-excluded", "The cited source is excluded"
+from app.core.errors import InvalidRequest
 
 
 class ForgetsNothing(InvalidRequest):
@@ -13,7 +9,3 @@ class ForgetsNothing(InvalidRequest):
 
 class NoSourceToExclude(InvalidRequest):
     slug, title = "no-source", "The memory has no source to exclude"
-
-
-class ExclusionNotFound(NotFound):
-    slug, title = "exclusion-not-found", "No such source exclusion"

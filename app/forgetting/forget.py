@@ -7,12 +7,13 @@ from dataclasses import dataclass
 
 from sqlmodel import Session
 
-from app.forgetting import retractions, sources
+from app.forgetting import retractions
 from app.forgetting.errors import ForgetsNothing, NoSourceToExclude
-from app.lifecycle.transitions import destroy_content
 from app.memories import store
 from app.memories.errors import MemoryNotFound
+from app.memories.lifecycle import destroy_content
 from app.memories.models import Memory, MemoryState
+from app.sources import service as sources
 
 
 @dataclass(frozen=True)

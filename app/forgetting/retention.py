@@ -22,8 +22,8 @@ from sqlmodel import Session
 from app.audit import service as audit
 from app.core.models import utcnow
 from app.forgetting.forget import forget_one
-from app.lifecycle.transitions import transition
 from app.memories import store
+from app.memories.lifecycle import transition
 from app.memories.models import MemoryState
 from app.tenant_settings import service as tenant_settings
 

@@ -1,6 +1,6 @@
 """Moving a memory along the forgetting ladder on request: confirm, reject, quarantine, release.
 
-Every move goes through the lifecycle (`app.lifecycle.transitions`: `transition`, `confirm`;
+Every move goes through the lifecycle (`app.memories.lifecycle`: `transition`, `confirm`;
 legality, revision, audit). `If-Match` is optional here (API.md: "accept If-Match"); when sent,
 a stale revision is refused with 412 like any edit.
 """
@@ -12,8 +12,7 @@ import uuid
 from sqlmodel import Session
 
 from app.core.errors import Conflict
-from app.lifecycle import transitions
-from app.memories import store
+from app.memories import lifecycle, store
 from app.memories.errors import RevisionMismatch
 from app.memories.models import Memory, MemoryState
 from app.memories.schemas import MemoryPublic
@@ -28,7 +27,7 @@ def confirm(session: Session, *, tenant_id: uuid.UUID, memory_id: uuid.UUID,
             if_match: str | None, actor: str) -> MemoryPublic:
     """Re-validation passed: suspect → active (or an active memory re-validated)."""
     memory = _locked(session, tenant_id, memory_id, if_match)
-    transitions.confirm(session, memory, actor=actor)
+    lifecycle.confirm(session, memory, actor=actor)
     return store.view(session, memory)
 
 
@@ -38,7 +37,7 @@ def move(session: Session, *, tenant_id: uuid.UUID, memory_id: uuid.UUID, if_mat
     memory = _locked(session, tenant_id, memory_id, if_match)
     if to_state is MemoryState.active and memory.key is not None:
         _slot_free(session, memory, key=memory.key)
-    transitions.transition(session, memory, to_state, reason=reason, actor=actor)
+    lifecycle.transition(session, memory, to_state, reason=reason, actor=actor)
     return store.view(session, memory)
 
 

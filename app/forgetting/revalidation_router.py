@@ -5,16 +5,16 @@ from typing import Annotated
 
 from fastapi import APIRouter, Header, Response
 
+from app.api import route
+from app.api.deps import AppWriter, ComplianceWriter, SessionDep
 from app.audit import service as audit
-from app.core import uow
-from app.core.deps import AppWriter, ComplianceWriter, SessionDep
 from app.core.errors import COMMON_PROBLEMS, problem_responses
 from app.forgetting import revalidation as ladder
 from app.memories.models import MemoryState
 from app.memories.schemas import MemoryPublic
 
 router = APIRouter(
-    prefix="/v1/memories/{memory_id}", tags=["forgetting"], route_class=uow.LetheRoute,
+    prefix="/v1/memories/{memory_id}", tags=["forgetting"], route_class=route.LetheRoute,
     responses={**problem_responses(*COMMON_PROBLEMS), **problem_responses(412)},
 )
 IfMatch = Annotated[

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import uuid
-from datetime import datetime
 
 from pydantic import BaseModel, Field
 
-from app.core.schemas import JsonInt, StrictModel
-from app.memories.schemas import NonBlank
+from app.core.schemas import JsonInt, NonBlank, StrictModel
 
 
 class ForgetBody(StrictModel):
@@ -30,23 +28,6 @@ class ForgetResult(BaseModel):
     excluded_source: str | None
     retraction_id: uuid.UUID | None
     already_forgotten: bool = False
-
-
-class ExclusionCreate(StrictModel):
-    source: NonBlank = Field(min_length=1, max_length=255)
-    reason: NonBlank | None = Field(None, min_length=1, max_length=500)
-
-
-class ExclusionPublic(BaseModel):
-    id: uuid.UUID
-    source: str
-    reason: str | None
-    created_at: datetime
-
-
-class ExclusionList(BaseModel):
-    data: list[ExclusionPublic]
-    next_cursor: str | None = None
 
 
 class DescribeBody(StrictModel):

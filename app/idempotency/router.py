@@ -4,13 +4,13 @@ import uuid
 
 from fastapi import APIRouter
 
-from app.core import uow
-from app.core.deps import AppReader, SessionDep
+from app.api import route
+from app.api.deps import AppReader, SessionDep
 from app.core.errors import COMMON_PROBLEMS, problem_responses
 from app.idempotency import service
 from app.idempotency.schemas import OperationPublic
 
-router = APIRouter(prefix="/v1/operations", tags=["operations"], route_class=uow.LetheRoute,
+router = APIRouter(prefix="/v1/operations", tags=["operations"], route_class=route.LetheRoute,
     responses=problem_responses(*COMMON_PROBLEMS),
 )
 

@@ -4,8 +4,8 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Response, status
 
-from app.core import uow
-from app.core.deps import AppWriter, ClaimDep, RequiredKeyHeader, SessionDep
+from app.api import route
+from app.api.deps import AppWriter, ClaimDep, RequiredKeyHeader, SessionDep
 from app.core.errors import COMMON_PROBLEMS, problem_responses
 from app.idempotency.schemas import LOCATION, OperationAccepted
 from app.ingestion import service
@@ -13,7 +13,7 @@ from app.ingestion.schemas import IngestBody
 from app.tenants.service import Principal
 
 router = APIRouter(
-    prefix="/v1/ingest", tags=["ingestion"], route_class=uow.LetheRoute,
+    prefix="/v1/ingest", tags=["ingestion"], route_class=route.LetheRoute,
     responses=problem_responses(*COMMON_PROBLEMS),
 )
 

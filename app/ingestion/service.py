@@ -19,7 +19,7 @@ from sqlmodel import Session
 from app.audit import service as audit
 from app.core.errors import LetheError
 from app.embeddings.runtime import embedder
-from app.forgetting import describe, sources
+from app.forgetting import describe
 from app.idempotency import service as idempotency
 from app.idempotency import store as operations
 from app.idempotency.models import Operation
@@ -27,6 +27,7 @@ from app.ingestion.schemas import IngestBody, IngestMessage
 from app.memories import service as memories
 from app.memories import store as memory_store
 from app.memories.models import MemoryState
+from app.sources import service as sources
 from app.tenant_settings import service as settings
 from app.text.detector import detect_forget_request
 

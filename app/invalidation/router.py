@@ -4,8 +4,8 @@ from typing import Annotated
 
 from fastapi import APIRouter, Path
 
-from app.core import uow
-from app.core.deps import AppReader, AppWriter, SessionDep
+from app.api import route
+from app.api.deps import AppReader, AppWriter, SessionDep
 from app.core.errors import COMMON_PROBLEMS, problem_responses
 from app.idempotency.schemas import OperationAccepted
 from app.invalidation import service
@@ -17,7 +17,7 @@ from app.invalidation.schemas import (
 )
 
 router = APIRouter(
-    prefix="/v1/dependencies", tags=["dependencies"], route_class=uow.LetheRoute,
+    prefix="/v1/dependencies", tags=["dependencies"], route_class=route.LetheRoute,
     responses=problem_responses(*COMMON_PROBLEMS),
 )
 Key = Annotated[str, Path(min_length=1, max_length=255, pattern=r"^[^\x00]+$")]

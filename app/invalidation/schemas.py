@@ -4,9 +4,8 @@ from datetime import datetime
 
 from pydantic import BaseModel, Field
 
-from app.core.schemas import StrictModel
+from app.core.schemas import NonBlank, StrictModel
 from app.idempotency.schemas import OperationAccepted
-from app.memories.schemas import NonBlank
 
 
 class DependencyPut(StrictModel):

@@ -16,8 +16,8 @@ from app.core.models import utcnow
 from app.idempotency import store as operations
 from app.idempotency.models import Operation
 from app.invalidation.models import Dependency
-from app.lifecycle.transitions import doubt
 from app.memories import store
+from app.memories.lifecycle import doubt
 from app.memories.models import Memory
 
 KIND = "invalidate"

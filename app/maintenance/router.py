@@ -2,14 +2,14 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Response, status
 
-from app.core import uow
-from app.core.deps import ClaimDep, ComplianceWriter, SessionDep
+from app.api import route
+from app.api.deps import ClaimDep, ComplianceWriter, SessionDep
 from app.core.errors import COMMON_PROBLEMS, problem_responses
 from app.idempotency.schemas import LOCATION, OperationAccepted
 from app.maintenance import service
 
 router = APIRouter(
-    prefix="/v1/maintenance", tags=["maintenance"], route_class=uow.LetheRoute,
+    prefix="/v1/maintenance", tags=["maintenance"], route_class=route.LetheRoute,
     responses=problem_responses(*COMMON_PROBLEMS),
 )
 

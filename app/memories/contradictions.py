@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from sqlmodel import Session
 
 from app.core import uow
-from app.lifecycle.transitions import doubt
 from app.memories import queries, store
+from app.memories.lifecycle import doubt
 from app.memories.models import LIVE_STATES, Memory
 from app.tenant_settings import service as tenant_settings
 from app.text import judge as judges

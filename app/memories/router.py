@@ -6,9 +6,9 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Header, Query, Request, Response
 from fastapi.responses import JSONResponse
 
+from app.api import route
+from app.api.deps import AppReader, AppWriter, SessionDep, derived_id
 from app.audit import service as audit
-from app.core import uow
-from app.core.deps import AppReader, AppWriter, SessionDep, derived_id
 from app.core.errors import COMMON_PROBLEMS, InvalidRequest, problem_responses
 from app.forgetting import forget_requests
 from app.memories import queries, service
@@ -26,7 +26,7 @@ from app.memories.schemas import (
 )
 
 router = APIRouter(
-    prefix="/v1/memories", tags=["memories"], route_class=uow.LetheRoute,
+    prefix="/v1/memories", tags=["memories"], route_class=route.LetheRoute,
     responses=problem_responses(*COMMON_PROBLEMS),
 )
 ETAG = {"ETag": {"description": 'The revision, e.g. `"3"`: send it back as If-Match.',

@@ -11,21 +11,17 @@ from pydantic import (
     Field,
     GetJsonSchemaHandler,
     Strict,
-    StringConstraints,
     field_validator,
 )
 from typing_extensions import TypeAliasType
 
 from app.audit.schemas import TrailEvent
-from app.core.schemas import BodyUUID, CleanStr, StrictModel
+from app.core.schemas import BodyUUID, CleanStr, NonBlank, StrictModel
 from app.memories.models import MemoryState, Volatility
 
 TEXT_MAX = 8000
 # Bodies arrive as parsed JSON, where an enum member can only be its string value.
 VolatilityIn = Annotated[Volatility, Strict(False)]
-# PostgreSQL cannot store NUL, and a blank fact or subject is no fact: both said in the schema
-# (so clients and property tests see them), not found later as a 500 or a junk row.
-NonBlank = Annotated[str, StringConstraints(pattern=r"^[^\x00]*[^\s\x00][^\x00]*$")]
 # Free-form JSON for `metadata`, minus the NUL that jsonb refuses.
 class _ClosedKeys:
     """In the JSON schema, an object's keys must match its key pattern (no NUL), at any depth."""

@@ -10,8 +10,6 @@ from dataclasses import dataclass
 from sqlmodel import Session
 
 from app.embeddings.runtime import embedder
-from app.forgetting import sources
-from app.lifecycle.transitions import new_revision, transition
 from app.memories import contradictions, store
 from app.memories.errors import (
     IfMatchRequired,
@@ -20,8 +18,10 @@ from app.memories.errors import (
     NotEditable,
     RevisionMismatch,
 )
+from app.memories.lifecycle import new_revision, transition
 from app.memories.models import LIVE_STATES, Memory, MemoryState
 from app.memories.schemas import Effects, MemoryCreate, MemoryPatch, MemoryWritten
+from app.sources import service as sources
 
 IF_MATCH = re.compile(r'^\s*"(\d{1,9})"\s*$')
 LIVE = [state.value for state in LIVE_STATES]

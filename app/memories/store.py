@@ -9,7 +9,7 @@ and `provenance_edge` rows, and maps them to the public Memory shape.
   `view` read through it, and so does recall.
 - **Writes**: `insert`, `append_version`, `make_current`, `restate`, `patch`,
   `record_provenance`, `redact_versions`, `purge_content` and `save`. The lifecycle
-  (`app/lifecycle/transitions.py`) alone sets the lifecycle columns (state, revision, flags,
+  (`app/memories/lifecycle.py`) alone sets the lifecycle columns (state, revision, flags,
   superseded_by, updated_at, state_changed_at, last_validated_at) on rows loaded here and
   saves them through `save`.
 

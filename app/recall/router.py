@@ -6,8 +6,8 @@ from fastapi import APIRouter, Request, Response
 from fastapi.security import HTTPAuthorizationCredentials
 from starlette.concurrency import run_in_threadpool
 
-from app.core import uow
-from app.core.deps import Credentials, identify, require_role
+from app.api import route
+from app.api.deps import Credentials, identify, require_role
 from app.core.errors import COMMON_PROBLEMS, problem_responses
 from app.embeddings.runtime import embed_soon
 from app.recall import service
@@ -15,7 +15,7 @@ from app.recall.schemas import RecallMode, RecallRequest, RecallResponse
 from app.tenants.models import Role
 
 router = APIRouter(
-    prefix="/v1/recall", tags=["recall"], route_class=uow.LetheRoute,
+    prefix="/v1/recall", tags=["recall"], route_class=route.LetheRoute,
     responses=problem_responses(*COMMON_PROBLEMS),
 )
 
@@ -30,7 +30,7 @@ async def recall(request: Request, body: RecallRequest, credentials: Credentials
     embedding = None if body.mode is RecallMode.keyword else embed_soon(body.query)
     try:
         answer = await run_in_threadpool(
-            _recall, uow.current(request), credentials, body, embedding)
+            _recall, route.current(request), credentials, body, embedding)
     finally:
         if embedding is not None:
             embedding.cancel()
@@ -38,7 +38,7 @@ async def recall(request: Request, body: RecallRequest, credentials: Credentials
 
 
 def _recall(
-    work: uow.RequestWork, credentials: HTTPAuthorizationCredentials | None,
+    work: route.RequestWork, credentials: HTTPAuthorizationCredentials | None,
     body: RecallRequest, embedding: Future[list[float]] | None,
 ) -> bytes:
     principal = require_role(identify(work, credentials), Role.app)

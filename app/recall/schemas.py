@@ -9,8 +9,8 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field, Strict
 
-from app.core.schemas import JsonInt, StrictModel
-from app.memories.schemas import MemoryPublic, NonBlank
+from app.core.schemas import JsonInt, NonBlank, StrictModel
+from app.memories.schemas import MemoryPublic
 
 
 class RecallMode(enum.StrEnum):

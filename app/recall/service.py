@@ -20,11 +20,10 @@ import psycopg
 from psycopg.rows import dict_row
 
 from app.core import db
-from app.forgetting import retractions
 from app.memories import store as memories
 from app.memories.models import MemoryState
 from app.memories.schemas import MemoryPublic
-from app.recall import candidates, ranking, small_subjects
+from app.recall import candidates, ranking, retractions, small_subjects
 from app.recall.ranking import reciprocal_rank_fusion
 from app.recall.schemas import (
     RecallMode,

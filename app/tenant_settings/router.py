@@ -2,14 +2,14 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
+from app.api import route
+from app.api.deps import AppReader, ComplianceWriter, SessionDep
 from app.audit import service as audit
-from app.core import uow
-from app.core.deps import AppReader, ComplianceWriter, SessionDep
 from app.core.errors import COMMON_PROBLEMS, problem_responses
 from app.tenant_settings import service
 from app.tenant_settings.schemas import SettingsPatch, SettingsPublic
 
-router = APIRouter(prefix="/v1/settings", tags=["settings"], route_class=uow.LetheRoute,
+router = APIRouter(prefix="/v1/settings", tags=["settings"], route_class=route.LetheRoute,
     responses=problem_responses(*COMMON_PROBLEMS),
 )
 

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Depends, status
 
-from app.core import uow
-from app.core.deps import NewTenantId, SessionDep, not_replayed
+from app.api import route
+from app.api.deps import NewTenantId, SessionDep, not_replayed
 from app.core.errors import COMMON_PROBLEMS, problem_responses
 from app.tenants import service
 from app.tenants.models import Role
@@ -12,7 +12,7 @@ from app.tenants.schemas import ApiKeysOnce, TenantCreate, TenantCreated
 router = APIRouter(
     prefix="/v1/tenants",
     tags=["tenants"],
-    route_class=uow.LetheRoute,
+    route_class=route.LetheRoute,
     responses=problem_responses(*COMMON_PROBLEMS),
 )
 

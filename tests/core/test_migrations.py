@@ -18,8 +18,8 @@ from sqlalchemy.engine import make_url
 from sqlmodel import SQLModel
 
 from app.core import migrations
-from app.core.models import import_all_models
 from app.core.runtime import get_runtime
+from app.tables import import_all_models
 
 
 @pytest.fixture

@@ -14,6 +14,7 @@ from fastapi.security import HTTPAuthorizationCredentials
 from sqlalchemy import text
 
 from app import main
+from app.api import route as request_route
 from app.core import deps, uow
 from app.core.jobs import enqueue_job
 from app.invalidation import service as dependencies
@@ -105,7 +106,7 @@ def test_the_maintenance_unit_lists_tenants_and_no_tenant_rows(
 
 
 def test_a_request_transaction_opens_only_after_its_caller_is_identified() -> None:
-    work = uow.RequestWork()
+    work = request_route.RequestWork()
     with pytest.raises(RuntimeError, match="identified"):
         work.open()
 
@@ -136,7 +137,7 @@ def test_every_route_opens_its_transaction_after_its_caller_and_prepare_step() -
 
 
 def test_identifying_a_caller_marks_the_request_work(tenant: dict[str, Any]) -> None:
-    work = uow.RequestWork()
+    work = request_route.RequestWork()
     raw = tenant["app"]["Authorization"].removeprefix("Bearer ")
     deps.identify(work, HTTPAuthorizationCredentials(scheme="Bearer", credentials=raw))
     assert work.identified and str(work.tenant_id) == tenant["id"]

@@ -6,7 +6,7 @@ import uuid
 from typing import Any
 
 from app.core import uow
-from app.lifecycle.transitions import transition
+from app.memories.lifecycle import transition
 from app.memories.models import Memory, MemoryState
 from tests.memories.helpers import created, remember
 

@@ -10,7 +10,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from app.core import db, uow
-from app.lifecycle.transitions import transition
+from app.memories.lifecycle import transition
 from app.memories.models import Memory, MemoryState
 
 

@@ -18,7 +18,7 @@ from app.core import db, uow
 from app.core.migrations import KEYWORD_MATCHES
 from app.core.runtime import get_runtime
 from app.forgetting.forget import forget_one
-from app.lifecycle.transitions import transition
+from app.memories.lifecycle import transition
 from app.memories.models import Memory, MemoryState
 from app.recall import candidates
 from bench.synthetic import memory_texts

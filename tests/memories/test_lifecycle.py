@@ -6,9 +6,9 @@ import uuid
 from typing import Any
 
 import pytest
+from app.lifecycle import transitions
 
 from app.core import uow
-from app.lifecycle import transitions
 from app.memories import store
 from app.memories.errors import IllegalTransition
 from app.memories.models import MemoryState

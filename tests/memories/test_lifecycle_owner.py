@@ -1,6 +1,6 @@
 """Each rule has one owner in app/: read from the source, so a second place fails here.
 
-The lifecycle (app/lifecycle/transitions.py) alone assigns a memory's revision and state and
+The lifecycle (app/memories/lifecycle.py) alone assigns a memory's revision and state and
 alone destroys content; the memory store (app/memories/store.py, with its read-only half
 queries.py) alone builds statements on the memory tables and the public Memory shape.
 """
@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 APP = Path(__file__).resolve().parents[2] / "app"
-LIFECYCLE = "lifecycle/transitions.py"
+LIFECYCLE = "memories/lifecycle.py"
 STORE = {"memories/store.py", "memories/queries.py", "memories/models.py"}
 TABLE_MODELS = {"Memory", "MemoryVersion", "ProvenanceEdge"}
 STATEMENTS = {"select", "update", "delete", "insert", "sa_select"}

@@ -10,9 +10,9 @@ from sqlmodel import Session, col, select
 
 from app.audit import service as audit
 from app.core import uow
-from app.forgetting.errors import ExclusionNotFound, SourceExcluded
-from app.forgetting.models import SourceExclusion
-from app.forgetting.schemas import ExclusionList, ExclusionPublic
+from app.sources.errors import ExclusionNotFound, SourceExcluded
+from app.sources.models import SourceExclusion
+from app.sources.schemas import ExclusionList, ExclusionPublic
 
 
 def is_excluded(session: Session, *, tenant_id: uuid.UUID, source: str | None) -> bool:

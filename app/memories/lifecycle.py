@@ -35,7 +35,7 @@ from sqlmodel import Session
 
 from app.audit import service as audit
 from app.core.models import utcnow
-from app.forgetting.purge import redact_answers
+from app.idempotency import store as operations
 from app.memories import store
 from app.memories.errors import IllegalTransition
 from app.memories.models import Memory, MemoryState
@@ -185,7 +185,7 @@ def destroy_content(
     if strike is None:
         transition(session, memory, MemoryState.forgotten, reason=reason, actor=actor)
         store.purge_content(session, memory)
-        redact_answers(session, memory)
+        operations.redact_answers(session, memory_id=memory.id, state=memory.state)
         session.flush()
         return
     if strike.delete:
@@ -193,7 +193,7 @@ def destroy_content(
     store.append_version(session, memory, strike.text, strike.embedding)
     if strike.delete:
         # Before the audit append: its chain lock is taken last, after every row lock.
-        redact_answers(session, memory)
+        operations.redact_answers(session, memory_id=memory.id, state=memory.state)
     new_revision(session, memory, event=Event(
         action="memory.struck", actor=actor, reason=reason,
         details={"sentences": strike.sentences,

@@ -12,7 +12,8 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from sqlmodel import Session
 from starlette.concurrency import run_in_threadpool
 
-from app.core import db, security, uow
+from app.api import route
+from app.core import db, security
 from app.core.errors import Forbidden, Unauthorized
 from app.core.runtime import get_runtime
 from app.idempotency import service as idempotency
@@ -28,7 +29,7 @@ MUTATING = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
 def get_session(request: Request) -> Session:
     """The request's transaction, opened now (claiming its Idempotency-Key)."""
-    return uow.current(request).open()
+    return route.current(request).open()
 
 
 SessionDep = Annotated[Session, Depends(get_session)]
@@ -36,7 +37,7 @@ SessionDep = Annotated[Session, Depends(get_session)]
 
 def get_claim(request: Request, _: SessionDep) -> idempotency.Claim | None:
     """The Idempotency-Key this request holds, once its transaction has claimed it."""
-    return uow.current(request).claim
+    return route.current(request).claim
 
 
 ClaimDep = Annotated[idempotency.Claim | None, Depends(get_claim)]
@@ -57,7 +58,9 @@ def _authenticate(raw_key: str) -> Principal | None:
         return tenants.authenticate_alone(conn, raw_key=raw_key)
 
 
-def identify(work: uow.RequestWork, credentials: HTTPAuthorizationCredentials | None) -> Principal:
+def identify(
+    work: route.RequestWork, credentials: HTTPAuthorizationCredentials | None
+) -> Principal:
     """The caller's key, recorded on the request's unit of work; 401 when it is missing,
     unknown or revoked. Blocking (one query): from a worker thread."""
     if credentials is None:
@@ -79,7 +82,7 @@ def require_role(principal: Principal, role: Role) -> Principal:
 
 
 async def _principal(request: Request, credentials: Credentials) -> Principal:
-    return await run_in_threadpool(identify, uow.current(request), credentials)
+    return await run_in_threadpool(identify, route.current(request), credentials)
 
 
 IdempotencyKeyHeader = Annotated[
@@ -119,14 +122,14 @@ async def _idempotent(
 async def expect_key(request: Request, tenant_id: object, key: str) -> None:
     """Have the work transaction claim ``key`` (or replay its answer) when it opens."""
     idempotency.validate_key(key)
-    route = request.scope.get("route")
-    uow.current(request).pending_key = uow.PendingKey(
+    endpoint = request.scope.get("route")
+    route.current(request).pending_key = route.PendingKey(
         tenant_id=tenant_id,  # type: ignore[arg-type]
         key=key,
         method=request.method,
         path=request.url.path,
         body=await request.body(),
-        kind=getattr(route, "name", None) or request.url.path,
+        kind=getattr(endpoint, "name", None) or request.url.path,
     )
 
 
@@ -150,7 +153,7 @@ def _admin(request: Request, credentials: Credentials) -> None:
         credentials.credentials, get_runtime().admin_token
     ):
         raise Unauthorized("This needs the admin token.")
-    uow.current(request).identified = True
+    route.current(request).identified = True
 
 
 AdminDep = Annotated[None, Depends(_admin)]
@@ -163,7 +166,7 @@ async def _new_tenant_id(
     if idempotency_key is None:
         return None
     tenant_id = idempotency.derive_id(idempotency.ID_NAMESPACE, idempotency_key, "tenant")
-    uow.current(request).tenant_id = tenant_id
+    route.current(request).tenant_id = tenant_id
     await expect_key(request, tenant_id, idempotency_key)
     return tenant_id
 
@@ -180,6 +183,6 @@ def not_replayed(*fields: str) -> Callable[[Request], None]:
         return {**body, **dict.fromkeys(fields)} if isinstance(body, dict) else body
 
     def dependency(request: Request) -> None:
-        uow.current(request).redact = blank
+        route.current(request).redact = blank
 
     return dependency

@@ -1,0 +1,1 @@
+"""HTTP plumbing above the domains: the request's unit of work and its dependencies."""

@@ -1,0 +1,208 @@
+"""The request's unit of work: `LetheRoute` wraps every API route in a `RequestWork`.
+
+Authentication runs before it (one autocommit statement); the transaction opens when the
+route's session dependency resolves, after the route's *prepare* dependency did the slow work
+(embedding, a judge model), so a slow model never holds a connection. Opening it names the
+tenant and claims the Idempotency-Key. After the route returns, the idempotency record is
+written beside the effect and the transaction commits *before* the response leaves, so a 2xx
+is durable; then the jobs the request enqueued are sent. Tasks use `app.core.uow.unit_of_work`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import uuid
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from fastapi import Request, Response
+from fastapi.responses import JSONResponse
+from fastapi.routing import APIRoute
+from sqlalchemy.exc import DBAPIError
+from sqlmodel import Session
+from starlette.concurrency import run_in_threadpool
+
+from app.core import db, jobs
+from app.core.config import get_settings
+from app.core.uow import begin
+from app.idempotency import service as idempotency
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class PendingKey:
+    """An Idempotency-Key to claim when the work transaction opens."""
+
+    tenant_id: uuid.UUID
+    key: str
+    method: str
+    path: str
+    body: bytes
+    kind: str
+
+
+class RequestWork:
+    """A request's unit of work: the caller, its key, its transaction and the jobs it asked for."""
+
+    def __init__(self) -> None:
+        self.session: Session | None = None
+        self.tenant_id: uuid.UUID | None = None
+        # Set by authentication (a key, or the admin token): the transaction opens only after.
+        self.identified = False
+        self.pending_key: PendingKey | None = None
+        self.claim: idempotency.Claim | None = None
+        self.api_key_id: Any = None
+        self.jobs = jobs.JobQueue()
+        # Applied to a response body before it is stored for replays (e.g. one-time secrets).
+        self.redact: Callable[[Any], Any] | None = None
+
+    @property
+    def active(self) -> bool:
+        """Something to commit or send: a read that never opened a transaction has not."""
+        return self.session is not None or bool(self.jobs.jobs)
+
+    def open(self) -> Session:
+        """The request's transaction, scoped to its tenant; claims a pending key first.
+
+        Called by the session dependency (app/api/deps.py), never by a route. Raises
+        `ReplayResponse` when the key already has an answer.
+        """
+        if self.session is not None:
+            return self.session
+        if not self.identified:
+            # A route that lists its session before its caller would open unauthenticated,
+            # and before the Idempotency-Key is known.
+            raise RuntimeError("the transaction opens after the caller is identified")
+        tenant = {db.TENANT_GUC: str(self.tenant_id)} if self.tenant_id is not None else {}
+        self.session = begin(db.app_engine(), tenant)
+        pending = self.pending_key
+        if pending is not None:
+            outcome = idempotency.claim(
+                self.session, tenant_id=pending.tenant_id, key=pending.key,
+                method=pending.method, path=pending.path, body=pending.body, kind=pending.kind,
+            )
+            if isinstance(outcome, idempotency.Replay):
+                raise ReplayResponse(outcome)
+            self.claim = outcome
+        return self.session
+
+    def finish(self, response: Response) -> None:
+        """Commit (roll back for an error answer), then send the enqueued jobs."""
+        if response.status_code >= 400:
+            self.rollback()
+            return
+        if self.session is not None:
+            try:
+                if self.claim is not None:
+                    idempotency.record(
+                        self.session,
+                        self.claim,
+                        api_key_id=self.api_key_id,
+                        status=response.status_code,
+                        body=self._stored_body(response),
+                        headers=dict(response.headers),
+                        retention=timedelta(days=get_settings().idempotency_retention_days),
+                    )
+                self.session.commit()
+            except BaseException:
+                self.session.rollback()
+                raise
+            finally:
+                self.close()
+        # Jobs are sent only once the transaction that asked for them is durable.
+        self.jobs.send()
+
+    def _stored_body(self, response: Response) -> Any:
+        body = _json_body(response)
+        return self.redact(body) if self.redact is not None else body
+
+    def rollback(self) -> None:
+        if self.session is not None:
+            try:
+                self.session.rollback()
+            finally:
+                self.close()
+
+    def close(self) -> None:
+        if self.session is not None:
+            self.session.close()
+            self.session = None
+
+
+class ReplayResponse(Exception):
+    """Raised by the idempotency dependency to short-circuit with the stored answer."""
+
+    def __init__(self, replay: idempotency.Replay) -> None:
+        self.replay = replay
+
+
+def current(request: Request) -> RequestWork:
+    work = getattr(request.state, "uow", None)
+    if work is None:
+        work = RequestWork()
+        request.state.uow = work
+    return work
+
+
+# PostgreSQL's verdicts that the same transaction may well succeed when run again: a deadlock
+# (it picked this request as the victim) or a serialization failure.
+RETRYABLE_SQLSTATES = frozenset({"40P01", "40001"})
+ATTEMPTS = 3
+
+
+def retryable(exc: BaseException) -> bool:
+    orig = getattr(exc, "orig", None) if isinstance(exc, DBAPIError) else None
+    return getattr(orig, "sqlstate", None) in RETRYABLE_SQLSTATES
+
+
+class LetheRoute(APIRoute):
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        handler = super().get_route_handler()
+
+        async def route_handler(request: Request) -> Response:
+            for attempt in range(1, ATTEMPTS + 1):
+                # Each attempt is a new unit of work: nothing of a rolled-back one survives.
+                work = request.state.uow = RequestWork()
+                try:
+                    with jobs.collecting(work.jobs):
+                        response = await handler(request)
+                except ReplayResponse as replay:
+                    await run_in_threadpool(work.rollback)
+                    return _replayed(replay.replay)
+                except BaseException as exc:
+                    if work.session is not None:
+                        await run_in_threadpool(work.rollback)
+                    if attempt < ATTEMPTS and retryable(exc):
+                        # The victim of a deadlock with another transaction (say an ingestion
+                        # holding the tenant's audit chain) runs again instead of failing.
+                        log.info("retrying %s %s after %s", request.method, request.url.path,
+                                 type(exc).__name__)
+                        continue
+                    raise
+                if work.active:
+                    await run_in_threadpool(work.finish, response)
+                return response
+            raise AssertionError("unreachable: the last attempt returns or raises")
+
+        return route_handler
+
+
+def _json_body(response: Response) -> Any:
+    body = getattr(response, "body", b"")
+    if not body:
+        return None
+    try:
+        return json.loads(body)
+    except ValueError:
+        return None
+
+
+def _replayed(replay: idempotency.Replay) -> Response:
+    headers = {**replay.headers, idempotency.REPLAYED_HEADER: "true"}
+    if replay.body is None:
+        return Response(status_code=replay.status, headers=headers)
+    return JSONResponse(replay.body, status_code=replay.status, headers=headers)

@@ -1,0 +1,17 @@
+"""Every table of the schema, registered with the metadata (for Alembic and schema checks).
+
+It lives above the domain packages, which own their tables, so that `app.core` imports none
+of them.
+"""
+
+
+def import_all_models() -> None:
+    """Import each domain's models so their tables join `SQLModel.metadata`."""
+    import app.audit.models
+    import app.forgetting.models
+    import app.idempotency.models
+    import app.invalidation.models
+    import app.memories.models
+    import app.sources.models
+    import app.tenant_settings.models
+    import app.tenants.models  # noqa: F401
