@@ -1,6 +1,6 @@
 """Consolidation: near-duplicate live memories of a subject collapse into the newest.
 
-A pair is a near-duplicate when the supersession rule (`app/forgetting/supersession.py`, the
+A pair is a near-duplicate when the supersession rule (`app/text/supersession.py`, the
 same one write-time contradiction detection uses) is *sure* it is a restatement; an unsure
 verdict ("I work on the frontend team" / "… backend team") never collapses anything. The
 others become `deprecated` with `superseded_by` the kept memory, through the one transition

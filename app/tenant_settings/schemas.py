@@ -25,7 +25,7 @@ class Retention(StrictModel):
 
 
 class Supersession(StrictModel):
-    """Cosine bands of the supersession rule (app/forgetting/supersession.py)."""
+    """Cosine bands of the supersession rule (app/text/supersession.py)."""
 
     change_word_min_similarity: float = Field(
         SUPERSESSION_DEFAULT.change_word_min, ge=0, le=1,

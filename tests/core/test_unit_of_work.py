@@ -14,8 +14,9 @@ from fastapi.security import HTTPAuthorizationCredentials
 from sqlalchemy import text
 
 from app import main
+from app.api import deps
 from app.api import route as request_route
-from app.core import deps, uow
+from app.core import uow
 from app.core.jobs import enqueue_job
 from app.invalidation import service as dependencies
 
