@@ -183,7 +183,7 @@ def _plan(
     rows = queries.with_current_versions(session, tenant_id=tenant_id, ids=ranked,
                                          states=RESOLVABLE)
     texts = [rows[memory_id][1].text for memory_id in ranked if memory_id in rows]
-    judged = sentence_rules.judge(session, topic, texts)
+    judged = sentence_rules.mentions(session, topic, texts)
     targets: list[_Target] = []
     for memory, version in (rows[memory_id] for memory_id in ranked if memory_id in rows):
         judgement = judged[version.text]
@@ -222,7 +222,7 @@ def _plan_redactions(
         return
     by_memory = {target.id: target for target in strikes}
     versions = queries.versions_of(session, list(by_memory))
-    judged = sentence_rules.judge(session, topic, [v.text for v in versions])
+    judged = sentence_rules.mentions(session, topic, [v.text for v in versions])
     for version in versions:
         judgement = judged[version.text]
         if judgement.mentions:

@@ -92,7 +92,7 @@ def topic(session: Session, about: str) -> Topic:
 
 
 @dataclass(frozen=True)
-class Judgement:
+class Mentions:
     """How a text relates to a topic."""
 
     mentions: int  # sentences that mention it
@@ -100,7 +100,7 @@ class Judgement:
     mostly_about: bool  # nothing but filler would remain
 
 
-def judge(session: Session, topic: Topic, texts: Sequence[str]) -> dict[str, Judgement]:
+def mentions(session: Session, topic: Topic, texts: Sequence[str]) -> dict[str, Mentions]:
     """Per distinct text: which sentences mention ``topic``, and what would remain.
 
     Mostly about it: every sentence mentions the topic, or what would remain says nothing
@@ -108,12 +108,12 @@ def judge(session: Session, topic: Topic, texts: Sequence[str]) -> dict[str, Jud
     """
     pieces = {original: split(original) for original in dict.fromkeys(texts)}
     stems = iter(lexemes(session, [s.text for parts in pieces.values() for s in parts]))
-    judged: dict[str, Judgement] = {}
+    judged: dict[str, Mentions] = {}
     for original, parts in pieces.items():
         own = [next(stems) for _ in parts]
         keep = [not topic.mentioned_by(s) for s in own]
         remainder = [s for s, kept in zip(own, keep, strict=True) if kept]
-        judged[original] = Judgement(
+        judged[original] = Mentions(
             mentions=keep.count(False), without=join_kept(original, parts, keep),
             mostly_about=not any(topic.has_content(s) for s in remainder),
         )
