@@ -6,10 +6,9 @@ import uuid
 from typing import Any
 
 import pytest
-from app.lifecycle import transitions
 
 from app.core import uow
-from app.memories import store
+from app.memories import lifecycle, store
 from app.memories.errors import IllegalTransition
 from app.memories.models import MemoryState
 from tests.memories.helpers import created, remember
@@ -52,11 +51,11 @@ def test_a_transition_and_a_strike_record_the_revision_they_made(
     with uow.unit_of_work(uuid.UUID(tenant["id"])) as session:
         row = store.load(session, tenant_id=uuid.UUID(tenant["id"]),
                          memory_id=uuid.UUID(memory["id"]), for_update=True)
-        transitions.transition(session, row, MemoryState.suspect, reason="test",
+        lifecycle.transition(session, row, MemoryState.suspect, reason="test",
                                actor="system:test")
-        transitions.destroy_content(
+        lifecycle.destroy_content(
             session, row, reason="test", actor="system:test",
-            strike=transitions.Strike(text="I live in Porto.", embedding=None, sentences=1,
+            strike=lifecycle.Strike(text="I live in Porto.", embedding=None, sentences=1,
                                       delete=True),
         )
     assert _events(owner_conn, memory["id"]) == [
@@ -75,9 +74,9 @@ def test_confirming_validates_at_the_revision_s_time(
     with uow.unit_of_work(tenant_id) as session:
         row = store.load(session, tenant_id=tenant_id, memory_id=uuid.UUID(memory["id"]),
                          for_update=True)
-        transitions.confirm(session, row, actor="system:test")
+        lifecycle.confirm(session, row, actor="system:test")
         assert (row.revision, row.last_validated_at) == (2, row.updated_at)
-        transitions.transition(session, row, MemoryState.deprecated, reason="test",
+        lifecycle.transition(session, row, MemoryState.deprecated, reason="test",
                                actor="system:test")
         with pytest.raises(IllegalTransition):
-            transitions.confirm(session, row, actor="system:test")
+            lifecycle.confirm(session, row, actor="system:test")
