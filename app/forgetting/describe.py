@@ -134,27 +134,6 @@ def apply(session: Session, plan: Plan) -> DescribeOutcome:
                   actor=plan.actor)
 
 
-def forget_by_description(
-    open_session: Callable[[], Session],
-    *,
-    tenant_id: uuid.UUID,
-    subject: str,
-    about: str,
-    delete: bool,
-    exclude_source: bool,
-    dry_run: bool,
-    max_targets: int,
-    actor: str,
-    embed: Embed,
-) -> DescribeOutcome:
-    """`prepare`, then `apply` in the transaction ``open_session`` opens (called once, after
-    all embedding is done)."""
-    plan = prepare(tenant_id=tenant_id, subject=subject, about=about, delete=delete,
-                   exclude_source=exclude_source, dry_run=dry_run, max_targets=max_targets,
-                   actor=actor, embed=embed)
-    return apply(open_session(), plan)
-
-
 def public(outcome: DescribeOutcome) -> DescribeResult:
     """The API's answer for an outcome (also what a detected forget request reports)."""
     return DescribeResult(

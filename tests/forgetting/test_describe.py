@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import uuid
-from contextlib import ExitStack
 from typing import Any
 
 import psycopg
 import pytest
 from fastapi.testclient import TestClient
 from psycopg import sql
-from sqlmodel import Session
 
 from app.core import uow
 from app.embeddings.runtime import embedder
@@ -338,21 +336,18 @@ def test_a_target_changed_while_forgetting_is_skipped_not_acted_on(
     memory = remember(api, tenant, "I live in Leeds. I collect sneakers. I work as a nurse.")
     tenant_id = uuid.UUID(tenant["id"])
 
-    with ExitStack() as stack:
-
-        def edit_then_open() -> Session:
-            # Another writer corrects the memory between planning and applying.
-            edited = api.patch(f"/v1/memories/{memory['id']}",
-                               json={"text": "I live in York. I collect sneakers."},
-                               headers={**tenant["app"], "If-Match": '"1"'})
-            assert edited.status_code == 200, edited.text
-            return stack.enter_context(uow.unit_of_work(tenant_id))
-
-        outcome = describe.forget_by_description(
-            edit_then_open, tenant_id=tenant_id, subject=SUBJECT, about=SNEAKERS, delete=True,
-            exclude_source=False, dry_run=False, max_targets=5, actor="system:test",
-            embed=embedder().embed,
-        )
+    plan = describe.prepare(
+        tenant_id=tenant_id, subject=SUBJECT, about=SNEAKERS, delete=True,
+        exclude_source=False, dry_run=False, max_targets=5, actor="system:test",
+        embed=embedder().embed,
+    )
+    # Another writer corrects the memory between planning and applying.
+    edited = api.patch(f"/v1/memories/{memory['id']}",
+                       json={"text": "I live in York. I collect sneakers."},
+                       headers={**tenant["app"], "If-Match": '"1"'})
+    assert edited.status_code == 200, edited.text
+    with uow.unit_of_work(tenant_id) as session:
+        outcome = describe.apply(session, plan)
 
     assert outcome.skipped == [describe.Skipped(uuid.UUID(memory["id"]), describe.CHANGED)]
     assert outcome.unresolved and outcome.retraction_id is not None
