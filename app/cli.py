@@ -1,4 +1,4 @@
-"""The `lethe` command: serve, migrate, worker, beat, openapi."""
+"""The `lethe` command: serve, migrate, worker, beat, openapi, staff."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+import uuid
 from pathlib import Path
 from types import FrameType
 
@@ -34,6 +35,15 @@ def main(argv: list[str] | None = None) -> int:
     api.add_argument("--port", type=int, default=8000)
     openapi = sub.add_parser("openapi", help="write the OpenAPI document")
     openapi.add_argument("--output", type=Path, default=Path("openapi/openapi.json"))
+    staff = sub.add_parser("staff", help="manage a tenant's console staff")
+    staff_sub = staff.add_subparsers(dest="staff_command", required=True)
+    staff_create = staff_sub.add_parser(
+        "create", help="add a staff member; without --password one is generated and printed once")
+    staff_create.add_argument("--tenant", required=True, help="the tenant's ID")
+    staff_create.add_argument("--email", required=True)
+    staff_create.add_argument("--role", required=True, choices=["officer", "viewer"])
+    staff_create.add_argument("--password", default=None,
+                              help="at least 12 characters (visible in the process list)")
     args = parser.parse_args(argv)
 
     if args.command == "openapi":
@@ -41,6 +51,8 @@ def main(argv: list[str] | None = None) -> int:
     runtime = get_runtime()
     if args.command == "migrate":
         return migrate(runtime)
+    if args.command == "staff":
+        return create_staff(args.tenant, args.email, args.role, args.password)
     if args.command == "vector-lists":
         return vector_lists()
     if args.command == "serve":
@@ -64,6 +76,45 @@ def migrate(runtime: Runtime) -> int:
     print("lethe: migrating database…", flush=True)
     migrations.upgrade(runtime, manage_role=get_settings().app_database_url is None)
     print(f"lethe: schema at {migrations.head_revision()}", flush=True)
+    return 0
+
+
+def create_staff(tenant: str, email: str, role: str, password: str | None) -> int:
+    """`lethe staff create`: what `POST /v1/staff` does, for the installation's operator."""
+    from pydantic import ValidationError
+
+    from app.audit import service as audit
+    from app.core import uow
+    from app.core.errors import LetheError
+    from app.staff import service as staff
+    from app.staff.schemas import StaffCreate
+    from app.tenants import service as tenants
+
+    try:
+        tenant_id = uuid.UUID(tenant)
+        body = StaffCreate.model_validate({"email": email, "role": role, "password": password})
+    except ValueError as error:
+        problems = (error.errors() if isinstance(error, ValidationError)
+                    else [{"loc": ("tenant",), "msg": "not a UUID"}])
+        for problem in problems:
+            where = ".".join(str(part) for part in problem["loc"])
+            print(f"lethe: {where}: {problem['msg']}", file=sys.stderr)
+        return 2
+    prepared = staff.prepare_password(body.password)
+    try:
+        with uow.unit_of_work(tenant_id) as session:
+            if not tenants.exists(session, tenant_id=tenant_id):
+                print(f"lethe: no tenant {tenant_id}", file=sys.stderr)
+                return 1
+            member = staff.create(session, tenant_id=tenant_id, email=body.email,
+                                  role=body.role, prepared=prepared, actor=audit.ADMIN)
+    except LetheError as error:
+        print(f"lethe: {error.detail}", file=sys.stderr)
+        return 1
+    print(f"lethe: staff member {member.id} ({member.email}, {member.role.value}) created",
+          flush=True)
+    if prepared.generated is not None:
+        print(f"lethe: password (shown once): {prepared.generated}", flush=True)
     return 0
 
 

@@ -25,7 +25,9 @@ from app.maintenance.router import router as maintenance_router
 from app.memories.router import router as memories_router
 from app.recall.router import router as recall_router
 from app.sources.router import router as sources_router
+from app.staff.router import router as staff_router
 from app.tenant_settings.router import router as settings_router
+from app.tenants.router import keys_router
 from app.tenants.router import router as tenants_router
 
 DESCRIPTION = (
@@ -56,6 +58,8 @@ def create_app() -> FastAPI:
     for router in (
         health_router,
         tenants_router,
+        keys_router,
+        staff_router,
         settings_router,
         memories_router,
         recall_router,

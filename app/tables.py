@@ -13,5 +13,6 @@ def import_all_models() -> None:
     import app.invalidation.models
     import app.memories.models
     import app.sources.models
+    import app.staff.models
     import app.tenant_settings.models
     import app.tenants.models  # noqa: F401

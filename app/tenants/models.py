@@ -40,4 +40,7 @@ class ApiKey(SQLModel, table=True):
     key_hash: str = Field(sa_column=Column(String(64), nullable=False, unique=True))
     prefix: str = Field(sa_column=Column(String(16), nullable=False))
     created_at: datetime = timestamp_field()
+    # Set by `lethe_api_key` when the key authenticates, at most once a minute (0015).
+    last_used_at: datetime | None = timestamp_field(nullable=True)
+    # A deleted key keeps its row for the audit trail; the lookup ignores it from then on.
     revoked_at: datetime | None = timestamp_field(nullable=True)

@@ -10,7 +10,8 @@ from sqlmodel import Session, col, select
 
 from app.core import db, security, uow
 from app.tenant_settings import service as tenant_settings
-from app.tenants.models import ApiKey, Role, Tenant
+from app.tenants import key_store
+from app.tenants.models import Role, Tenant
 
 
 @dataclass(frozen=True)
@@ -45,21 +46,15 @@ def create_tenant(
     tenant = Tenant(id=tenant_id, name=name)
     session.add(tenant)
     session.flush()
-    keys: dict[Role, str] = {}
-    for role in Role:
-        raw = security.generate_api_key(role.value)
-        keys[role] = raw
-        session.add(
-            ApiKey(
-                tenant_id=tenant_id,
-                role=role,
-                key_hash=security.hash_key(raw),
-                prefix=security.display_prefix(raw),
-            )
-        )
+    keys = {role: key_store.add(session, tenant_id=tenant_id, role=role)[1] for role in Role}
     tenant_settings.create_defaults(session, tenant_id=tenant_id)
     session.flush()
     return CreatedTenant(tenant=tenant, keys=keys, existed=False)
+
+
+def exists(session: Session, *, tenant_id: uuid.UUID) -> bool:
+    """Whether the tenant exists (``session`` scoped to it: row-level security hides others)."""
+    return session.get(Tenant, tenant_id) is not None
 
 
 # Names the key's hash and reads its row in one statement (migration 0007_key_lookup).

@@ -1,0 +1,11 @@
+from __future__ import annotations
+
+from app.core.errors import Conflict, NotFound
+
+
+class StaffNotFound(NotFound):
+    slug, title = "staff-not-found", "No such staff member"
+
+
+class StaffEmailTaken(Conflict):
+    slug, title = "staff-email-taken", "A staff member with this email exists"

@@ -1,0 +1,95 @@
+"""Adding, listing and removing staff, and checking a staff member's password.
+
+Every change is an audit event naming its actor; events carry the member's ID and role,
+never the email or anything about the password.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+
+from sqlmodel import Session
+
+from app.audit import service as audit
+from app.staff import passwords, store
+from app.staff.errors import StaffEmailTaken, StaffNotFound
+from app.staff.models import Staff, StaffRole
+from app.staff.schemas import StaffList, StaffPublic, normalize_email
+
+
+@dataclass(frozen=True)
+class PreparedPassword:
+    """A password's hash, computed before the transaction opens (Argon2 is slow on purpose),
+    and the password itself when it was generated, to be shown once."""
+
+    password_hash: str
+    generated: str | None
+
+
+def prepare_password(password: str | None) -> PreparedPassword:
+    """Hash ``password``, or a generated one when it is None."""
+    generated = passwords.generate() if password is None else None
+    chosen = generated if generated is not None else password
+    assert chosen is not None
+    return PreparedPassword(password_hash=passwords.hash_password(chosen), generated=generated)
+
+
+def create(
+    session: Session, *, tenant_id: uuid.UUID, email: str, role: StaffRole,
+    prepared: PreparedPassword, actor: str,
+) -> Staff:
+    """Add a member; `StaffEmailTaken` (409) when an active member has the email."""
+    staff = store.insert_unless_taken(
+        session, tenant_id=tenant_id, email=normalize_email(email), role=role,
+        password_hash=prepared.password_hash,
+    )
+    if staff is None:
+        raise StaffEmailTaken("An active staff member of this tenant has this email.")
+    audit.record(session, tenant_id=tenant_id, actor=actor, action="staff.created",
+                 target_kind="staff", target_id=staff.id,
+                 details={"role": staff.role.value,
+                          "password_generated": prepared.generated is not None})
+    return staff
+
+
+def members(
+    session: Session, *, tenant_id: uuid.UUID, limit: int, cursor: str | None = None
+) -> StaffList:
+    rows, next_cursor = store.page(session, tenant_id=tenant_id, limit=limit, cursor=cursor)
+    return StaffList(data=[StaffPublic.model_validate(row) for row in rows],
+                     next_cursor=next_cursor)
+
+
+def remove(session: Session, *, tenant_id: uuid.UUID, staff_id: uuid.UUID,
+           actor: str) -> None:
+    """Remove a member: they can no longer sign in; the row stays so the audit trail keeps
+    naming them. Removing a removed member changes nothing."""
+    staff = store.get(session, tenant_id=tenant_id, staff_id=staff_id, lock=True)
+    if staff is None:
+        raise StaffNotFound()
+    if staff.removed_at is not None:
+        return
+    store.mark_removed(session, staff)
+    audit.record(session, tenant_id=tenant_id, actor=actor, action="staff.removed",
+                 target_kind="staff", target_id=staff.id, details={"role": staff.role.value})
+
+
+def verify_password(
+    session: Session, *, tenant_id: uuid.UUID, email: str, password: str
+) -> Staff | None:
+    """The active member with this email and password, or None.
+
+    An unknown email costs the same hashing as a wrong password, so timing does not tell
+    which emails have accounts. A hash made with older parameters is replaced by one made
+    with the current ones while the password is at hand.
+    """
+    staff = store.find_active(session, tenant_id=tenant_id, email=normalize_email(email))
+    if staff is None:
+        passwords.verify_nothing(password)
+        return None
+    if not passwords.verify(staff.password_hash, password):
+        return None
+    if passwords.needs_rehash(staff.password_hash):
+        store.set_password_hash(session, staff, passwords.hash_password(password))
+    return staff

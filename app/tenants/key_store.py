@@ -1,0 +1,79 @@
+"""Every statement on `api_key` apart from the lookup (`lethe_api_key`, migrations 0007 and
+0015)."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from datetime import datetime
+
+from sqlalchemy import tuple_
+from sqlmodel import Session, col, select
+
+from app.core import security
+from app.core.models import utcnow
+from app.tenants.models import ApiKey, Role
+
+
+def add(session: Session, *, tenant_id: uuid.UUID, role: Role) -> tuple[ApiKey, str]:
+    """A new key of ``role``: its row (holding only the hash) and the key itself, which
+    exists nowhere else and is shown once."""
+    raw = security.generate_api_key(role.value)
+    key = ApiKey(tenant_id=tenant_id, role=role, key_hash=security.hash_key(raw),
+                 prefix=security.display_prefix(raw))
+    session.add(key)
+    return key, raw
+
+
+def lock_active(session: Session, *, tenant_id: uuid.UUID) -> Sequence[ApiKey]:
+    """The tenant's keys that still work, locked in ID order: two deletions of the tenant's
+    last two compliance keys take turns, and the second sees the first's effect."""
+    return session.exec(
+        select(ApiKey)
+        .where(ApiKey.tenant_id == tenant_id, col(ApiKey.revoked_at).is_(None))
+        .order_by(col(ApiKey.id))
+        .with_for_update()
+    ).all()
+
+
+def get(session: Session, *, tenant_id: uuid.UUID, key_id: uuid.UUID) -> ApiKey | None:
+    return session.exec(
+        select(ApiKey).where(ApiKey.tenant_id == tenant_id, ApiKey.id == key_id)
+    ).first()
+
+
+def revoke(session: Session, key: ApiKey) -> None:
+    key.revoked_at = utcnow()
+    session.add(key)
+    session.flush()
+
+
+def page(
+    session: Session, *, tenant_id: uuid.UUID, limit: int, cursor: str | None
+) -> tuple[Sequence[ApiKey], str | None]:
+    """Keys that still work, oldest first by (created_at, id); the cursor is the last ID of
+    the previous page, and one naming no key of this tenant ends the listing."""
+    order = (col(ApiKey.created_at), col(ApiKey.id))
+    statement = select(ApiKey).where(ApiKey.tenant_id == tenant_id,
+                                     col(ApiKey.revoked_at).is_(None))
+    if cursor is not None:
+        after = _cursor_row(session, tenant_id=tenant_id, cursor=cursor)
+        if after is None:
+            return [], None
+        statement = statement.where(tuple_(*order) > tuple_(*after))
+    rows = session.exec(statement.order_by(*order).limit(limit + 1)).all()
+    return rows[:limit], str(rows[limit - 1].id) if len(rows) > limit else None
+
+
+def _cursor_row(
+    session: Session, *, tenant_id: uuid.UUID, cursor: str
+) -> tuple[datetime, uuid.UUID] | None:
+    try:
+        key_id = uuid.UUID(cursor)
+    except ValueError:
+        return None
+    row = session.exec(
+        select(ApiKey.created_at, ApiKey.id).where(ApiKey.tenant_id == tenant_id,
+                                                   ApiKey.id == key_id)
+    ).first()
+    return None if row is None else (row[0], row[1])
