@@ -18,6 +18,7 @@ from app.forgetting.describe_router import router as describe_router
 from app.forgetting.revalidation_router import router as ladder_router
 from app.forgetting.router import router as forgetting_router
 from app.health.router import router as health_router
+from app.holds.router import router as holds_router
 from app.idempotency.router import router as operations_router
 from app.ingestion.router import router as ingestion_router
 from app.invalidation.router import router as dependencies_router
@@ -72,6 +73,7 @@ def create_app() -> FastAPI:
         maintenance_router,
         operations_router,
         audit_router,
+        holds_router,
     ):
         app.include_router(router)
 

@@ -9,6 +9,7 @@ def import_all_models() -> None:
     """Import each domain's models so their tables join `SQLModel.metadata`."""
     import app.audit.models
     import app.forgetting.models
+    import app.holds.models
     import app.idempotency.models
     import app.invalidation.models
     import app.memories.models

@@ -9,13 +9,15 @@ Three phases, because embedding must never hold a transaction open:
 2. embed the struck memories' new texts, outside any transaction;
 3. apply, in the caller's work transaction: every target is locked and re-checked against the
    revision it was planned at; a target that moved meanwhile is reported in ``skipped``,
-   never silently dropped, and never acted on from a stale plan.
+   never silently dropped, and never acted on from a stale plan. A target a legal hold
+   covers is reported in ``held`` and left as it is when acting on it would destroy content
+   (forgotten whole, or struck); quarantining it (``delete`` false) destroys nothing.
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from sqlmodel import Session
@@ -25,6 +27,7 @@ from app.forgetting import retractions
 from app.forgetting import topics as sentence_rules
 from app.forgetting.forget import forget_one
 from app.forgetting.schemas import DescribeResult, SkippedPublic, StruckPublic
+from app.holds import service as holds
 from app.memories import queries, store
 from app.memories.lifecycle import Strike, destroy_content, transition
 from app.memories.models import LIVE_STATES, Memory, MemoryState
@@ -61,11 +64,13 @@ class DescribeOutcome:
     quarantined: list[uuid.UUID] = field(default_factory=list)
     struck: list[Struck] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
+    held: list[uuid.UUID] = field(default_factory=list)  # kept by a legal hold, untouched
 
     @property
     def unresolved(self) -> bool:
-        """Nothing was (or, for a dry run, would be) forgotten, quarantined or struck."""
-        return not (self.forgotten or self.quarantined or self.struck)
+        """Nothing was (or, for a dry run, would be) forgotten, quarantined or struck, and no
+        legal hold kept a memory the description named."""
+        return not (self.forgotten or self.quarantined or self.struck or self.held)
 
     @property
     def memory_ids(self) -> list[uuid.UUID]:
@@ -128,7 +133,9 @@ def prepare(
 def apply(session: Session, plan: Plan) -> DescribeOutcome:
     """Phase 3, in the caller's transaction; a dry run changes nothing and says what would."""
     if plan.dry_run:
-        return _predicted(plan.targets, delete=plan.delete)
+        held = holds.covering(session, tenant_id=plan.tenant_id,
+                              memory_ids=[target.id for target in plan.targets])
+        return _predicted(plan.targets, delete=plan.delete, held=held)
     return _apply(session, plan.targets, tenant_id=plan.tenant_id, subject=plan.subject,
                   about=plan.about, delete=plan.delete, exclude_source=plan.exclude_source,
                   actor=plan.actor)
@@ -142,6 +149,7 @@ def public(outcome: DescribeOutcome) -> DescribeResult:
         struck=[StruckPublic(id=s.id, sentences=s.sentences) for s in outcome.struck],
         unresolved=outcome.unresolved,
         skipped=[SkippedPublic(id=s.id, why=s.why) for s in outcome.skipped],
+        held=outcome.held,
     )
 
 
@@ -208,13 +216,24 @@ def _plan_redactions(
             by_memory[version.memory_id].redacted[version.id] = judgement.without
 
 
-def _predicted(targets: Sequence[_Target], *, delete: bool) -> DescribeOutcome:
-    whole = [target.id for target in targets if target.whole]
+def _destroys(target: _Target, *, delete: bool) -> bool:
+    """Whether acting on ``target`` takes content (what a legal hold forbids): a whole
+    forget or a strike; an archive quarantine takes none."""
+    return delete or not target.whole
+
+
+def _predicted(
+    targets: Sequence[_Target], *, delete: bool, held: Mapping[uuid.UUID, uuid.UUID]
+) -> DescribeOutcome:
+    kept = {t.id for t in targets if t.id in held and _destroys(t, delete=delete)}
+    free = [target for target in targets if target.id not in kept]
+    whole = [target.id for target in free if target.whole]
     return DescribeOutcome(
         retraction_id=None,
         forgotten=whole if delete else [],
         quarantined=[] if delete else whole,
-        struck=[Struck(t.id, t.struck_sentences) for t in targets if not t.whole],
+        struck=[Struck(t.id, t.struck_sentences) for t in free if not t.whole],
+        held=[target.id for target in targets if target.id in kept],
     )
 
 
@@ -230,11 +249,17 @@ def _apply(
     # Every row lock first, in one ordered statement (no deadlock between two forgets), and
     # only then audit appends, which hold the tenant's chain lock until commit.
     locked = store.lock(session, tenant_id=tenant_id, ids=[t.id for t in targets])
+    # Held targets are left out here, all in one statement; `destroy_content` would refuse
+    # them one by one and fail the whole forget.
+    held = holds.covering(session, tenant_id=tenant_id, memory_ids=list(locked))
     outcome = DescribeOutcome(retraction_id=None)
     for target in targets:
         memory = locked.get(target.id)
         if memory is None or memory.revision != target.revision or memory.state not in RESOLVABLE:
             outcome.skipped.append(Skipped(target.id, CHANGED))
+            continue
+        if memory.id in held and _destroys(target, delete=delete):
+            outcome.held.append(memory.id)
             continue
         if target.whole and delete:
             forget_one(session, memory, reason=REASON, actor=actor)
@@ -253,6 +278,7 @@ def _apply(
     return DescribeOutcome(
         retraction_id=retraction.id, forgotten=outcome.forgotten,
         quarantined=outcome.quarantined, struck=outcome.struck, skipped=outcome.skipped,
+        held=outcome.held,
     )
 
 

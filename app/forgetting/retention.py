@@ -6,7 +6,9 @@ moves: an edit of a deprecated memory does not restart its clock. A memory quara
 compliance decision or by forget-by-description in archive mode ages out the same way.
 Deletion is the ordinary forget (`forget_one`): tombstone and content purge in the same
 transaction. It records no retraction: a retraction tells the consuming model "the user asked
-me to forget this", and nobody asked; the audit chain records every move.
+me to forget this", and nobody asked; the audit chain records every move. A quarantined
+memory under a legal hold stays quarantined: the selection (`store.lock_aged`) leaves it out,
+and the lifecycle would refuse its deletion anyway.
 
 The clock is a parameter so tests and the maintenance endpoint decide "now"; beat passes the
 real time.

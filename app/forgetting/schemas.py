@@ -63,3 +63,7 @@ class DescribeResult(BaseModel):
         default_factory=list,
         description="Memories resolved but not handled (e.g. changed meanwhile); retry.",
     )
+    held: list[uuid.UUID] = Field(
+        default_factory=list,
+        description="Memories resolved but kept by a legal hold: not forgotten, not struck.",
+    )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import uuid
+
 from app.core.errors import Conflict, InvalidRequest, LetheError, NotFound
 
 
@@ -45,3 +47,15 @@ class IllegalTransition(Conflict):
 
 class NotEditable(Conflict):
     slug, title = "memory-not-editable", "The memory cannot be edited in its state"
+
+
+class LegalHold(Conflict):
+    """A legal hold covers the memory: nothing may destroy its content (API.md, "Legal
+    holds"). Raised by the lifecycle's `destroy_content`, the one place content leaves."""
+
+    slug, title = "legal-hold", "A legal hold covers this memory"
+
+    def __init__(self, memory_id: uuid.UUID) -> None:
+        super().__init__(
+            f"Memory {memory_id} is under a legal hold; its content cannot be destroyed until "
+            "the hold is released. Nothing was changed.", memory_id=str(memory_id))

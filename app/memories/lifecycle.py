@@ -15,7 +15,7 @@
 - `destroy_content` is the one way content leaves a memory: the tombstone (forget, retention's
   deletion, forget by description with delete) and the strike (sentences struck from the
   current text; with delete also from older versions and stored answers). Legal holds are
-  checked there, once, for every destroying path.
+  checked there, once, for every destroying path: a held memory is refused with `LegalHold`.
 
 Columns: the lifecycle sets state, revision, flags, superseded_by, updated_at,
 state_changed_at and last_validated_at on rows the store (`app/memories/store.py`) loaded and
@@ -37,7 +37,7 @@ from app.audit import service as audit
 from app.core.models import utcnow
 from app.idempotency import store as operations
 from app.memories import store
-from app.memories.errors import IllegalTransition
+from app.memories.errors import IllegalTransition, LegalHold
 from app.memories.models import Memory, MemoryState
 
 S = MemoryState
@@ -181,7 +181,15 @@ def destroy_content(
     `memory.struck`. With ``strike.delete`` the older versions lose those sentences (and their
     vectors, which encode them) and stored answers naming the memory are redacted; without it
     they stay, so the strike can be undone by a revert.
+
+    Either way a memory that an active legal hold covers is refused first (`LegalHold`,
+    409), before anything changes: the check is here, once, so every destroying path (forget,
+    DELETE, forget by description, strike, retention, erasure) meets it. Callers that act on
+    many memories ask `store.held_by` first and leave the held ones out; this check is the
+    guarantee.
     """
+    if store.held_by(session, tenant_id=memory.tenant_id, ids=[memory.id]):
+        raise LegalHold(memory.id)
     if strike is None:
         transition(session, memory, MemoryState.forgotten, reason=reason, actor=actor)
         store.purge_content(session, memory)

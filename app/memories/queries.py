@@ -158,6 +158,36 @@ def lineage(session: Session, *, tenant_id: uuid.UUID, memory_id: uuid.UUID) -> 
     )
 
 
+def count_held(
+    session: Session, *, tenant_id: uuid.UUID, hold_id: uuid.UUID, subject: str | None,
+    source: str | None,
+) -> int:
+    """How many memories (forgotten ones aside) legal hold ``hold_id`` covers now; 0 once it
+    is released. ``subject`` and ``source`` are the hold's own: they pick the indexes that
+    find its candidates, and the one rule (`store.holding`) decides each."""
+    candidates = ["SELECT memory_id FROM legal_hold_memory WHERE hold_id = :hold_id"]
+    if subject is not None:
+        candidates.append(
+            "SELECT id FROM memory WHERE tenant_id = :tenant_id AND subject = :subject")
+    if source is not None:
+        candidates += [
+            "SELECT child_id FROM provenance_edge WHERE tenant_id = :tenant_id"
+            " AND parent_kind = 'source' AND parent_ref = :source AND child_kind = 'memory'",
+            "SELECT id FROM memory WHERE tenant_id = :tenant_id AND source = :source",
+        ]
+    statement = sql(
+        "WITH candidate AS MATERIALIZED (SELECT id, tenant_id, subject, source FROM memory"
+        " WHERE tenant_id = :tenant_id AND state <> 'forgotten'"
+        f" AND id IN ({' UNION '.join(candidates)}))"
+        f" SELECT count(DISTINCT memory_id) FROM ({store.holding('candidate m')}) covered"
+        " WHERE hold_id = :hold_id")
+    session.flush()
+    count: int = session.execute(statement, {
+        "tenant_id": tenant_id, "hold_id": hold_id, "subject": subject, "source": source,
+    }).scalar_one()
+    return count
+
+
 # ---------------------------------------------------------------------------------------------
 # Reads for the services that judge memories by their texts (contradictions, consolidation,
 # forget by description).

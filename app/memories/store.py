@@ -13,6 +13,13 @@ and `provenance_edge` rows, and maps them to the public Memory shape.
   superseded_by, updated_at, state_changed_at, last_validated_at) on rows loaded here and
   saves them through `save`.
 
+- **Legal holds**: `holding` is the rule of which memories an active hold covers, and
+  `held_by` asks it for many memories in one statement; `lock_aged` leaves held quarantined
+  memories out. The holds' tables (`legal_hold`, `legal_hold_memory`) belong to
+  `app/holds/`; they are read here, by name, because the rule joins them with the memory
+  tables and the lifecycle, which must ask it before destroying content, may not import a
+  package that lists memories through this store.
+
 `queries.py` beside this module is its read-only half: pages, versions and lineage for the
 API, and the reads of services that judge memories by their texts. Nothing else in `app/`
 reads these tables, with one documented exception: recall (`app/recall/`), whose hot path
@@ -206,14 +213,19 @@ def lock_aged(
     session: Session, *, tenant_id: uuid.UUID, deprecated_before: datetime,
     quarantined_before: datetime, limit: int | None,
 ) -> Sequence[Memory]:
-    """Deprecated and quarantined memories in their state since before the cutoffs, locked."""
+    """Deprecated and quarantined memories in their state since before the cutoffs, locked.
+
+    A quarantined memory under a legal hold is left out: its next step would destroy it, and
+    held ones must not fill a batch that then moves nothing.
+    """
     return session.exec(_locking(
         select(Memory)
         .where(Memory.tenant_id == tenant_id, or_(
             and_(col(Memory.state) == MemoryState.deprecated.value,
                  col(Memory.state_changed_at) < deprecated_before),
             and_(col(Memory.state) == MemoryState.quarantined.value,
-                 col(Memory.state_changed_at) < quarantined_before),
+                 col(Memory.state_changed_at) < quarantined_before,
+                 sql(f"NOT {_HELD_ROW}")),
         ))
     ).limit(limit)).all()
 
@@ -236,6 +248,65 @@ def _locking(statement: Any) -> Any:
     return (statement.order_by(col(Memory.id)).with_for_update()
             # The values the lock returned, not objects this session may already hold.
             .execution_options(populate_existing=True))
+
+
+# ---------------------------------------------------------------------------------------------
+# Legal holds (`legal_hold`, `legal_hold_memory`: app/holds/ writes them, the rule reads them).
+# ---------------------------------------------------------------------------------------------
+
+ACTIVE_HOLD = "h.tenant_id = m.tenant_id AND h.released_at IS NULL"
+
+
+def holding(memories: str) -> str:
+    """The rule of legal holds, as SQL: a row (memory_id, hold_id, held_since) for every memory
+    of ``memories`` (a FROM item named `m` with `id`, `tenant_id`, `subject`, `source`) and
+    every active (unreleased) hold covering it. A subject hold covers the subject's memories,
+    later ones included; a source hold every memory whose `source`, or a source among whose
+    provenance parents, it names; a memory_ids hold the memories it lists.
+
+    One branch per way to be covered, each a join an index serves, so the statement stays
+    set-based over thousands of memories.
+    """
+    return (
+        f"SELECT m.id AS memory_id, h.id AS hold_id, h.created_at AS held_since FROM {memories}"
+        f" JOIN legal_hold h ON {ACTIVE_HOLD} AND h.subject = m.subject"
+        f" UNION ALL SELECT m.id, h.id, h.created_at FROM {memories}"
+        f" JOIN legal_hold h ON {ACTIVE_HOLD} AND h.source = m.source"
+        f" UNION ALL SELECT m.id, h.id, h.created_at FROM {memories}"
+        " JOIN provenance_edge e ON e.tenant_id = m.tenant_id AND e.child_kind = 'memory'"
+        " AND e.child_id = m.id AND e.parent_kind = 'source'"
+        f" JOIN legal_hold h ON {ACTIVE_HOLD} AND h.source = e.parent_ref"
+        f" UNION ALL SELECT m.id, h.id, h.created_at FROM {memories}"
+        " JOIN legal_hold_memory hm ON hm.memory_id = m.id"
+        f" JOIN legal_hold h ON h.id = hm.hold_id AND {ACTIVE_HOLD}"
+    )
+
+
+# Per memory asked, the oldest active hold covering it. The memories asked are read once
+# (materialized): each branch probing the ID list again cost seconds for thousands of IDs.
+_HELD_BY = sql(
+    "WITH asked AS MATERIALIZED (SELECT id, tenant_id, subject, source FROM memory"
+    " WHERE tenant_id = :tenant_id AND id = ANY(CAST(:ids AS uuid[])))"
+    f" SELECT DISTINCT ON (memory_id) memory_id, hold_id FROM ({holding('asked m')}) covered"
+    " ORDER BY memory_id, held_since, hold_id"
+)
+# True for a `memory` row of an outer statement that an active hold covers.
+_HELD_ROW = ("EXISTS (SELECT 1 FROM ("
+             + holding("(SELECT memory.id, memory.tenant_id, memory.subject, memory.source) m")
+             + ") covered)")
+
+
+def held_by(
+    session: Session, *, tenant_id: uuid.UUID, ids: Sequence[uuid.UUID]
+) -> dict[uuid.UUID, uuid.UUID]:
+    """Which of these memories an active legal hold covers now: memory ID → hold ID (the
+    oldest hold, when several cover it). Memories no hold covers are absent."""
+    if not ids:
+        return {}
+    session.flush()  # a textual statement does not autoflush
+    rows = session.execute(_HELD_BY, {"tenant_id": tenant_id,
+                                      "ids": [str(i) for i in set(ids)]})
+    return {row.memory_id: row.hold_id for row in rows}
 
 
 # ---------------------------------------------------------------------------------------------

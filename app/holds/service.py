@@ -1,0 +1,185 @@
+"""Legal holds: placed and released by compliance, audited, never deleted.
+
+While an active hold covers a memory, nothing destroys its content: the lifecycle's
+`destroy_content` refuses it (`LegalHold`, 409), and paths acting on many memories (forget by
+description, retention, erasure) ask `covering` first and leave the held ones out. Recall,
+supersession, decay and consolidation treat held memories as usual: they destroy nothing.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+
+from sqlmodel import Session
+
+from app.audit import service as audit
+from app.core.models import utcnow
+from app.holds import store
+from app.holds.errors import HoldNotFound
+from app.holds.models import HoldScope, LegalHold
+from app.holds.schemas import (
+    HoldCreate,
+    LegalHoldDetail,
+    LegalHoldList,
+    LegalHoldPublic,
+    MemoryIdsHoldCreate,
+    MemoryIdsScope,
+    SourceScope,
+    SubjectHoldCreate,
+    SubjectScope,
+)
+from app.memories import queries as memory_queries
+from app.memories import store as memories
+from app.memories.errors import InvalidReference
+from app.memories.models import MemoryState
+
+TARGET = "legal_hold"
+
+
+def covering(
+    session: Session, *, tenant_id: uuid.UUID, memory_ids: list[uuid.UUID]
+) -> dict[uuid.UUID, uuid.UUID]:
+    """Which of ``memory_ids`` an active hold covers: memory ID → hold ID (the oldest hold
+    when several do). One statement for any number of memories; the rule is the memory
+    store's `COVERS`."""
+    return memories.held_by(session, tenant_id=tenant_id, ids=memory_ids)
+
+
+def place(
+    session: Session, *, tenant_id: uuid.UUID, body: HoldCreate, actor: str,
+    hold_id: uuid.UUID | None = None,
+) -> LegalHoldPublic:
+    """Place a hold (audited `legal_hold.placed`). ``hold_id`` comes from the request's
+    Idempotency-Key: a redelivery after its record expired finds the hold it placed."""
+    if hold_id is not None:
+        existing = store.find(session, tenant_id=tenant_id, hold_id=hold_id)
+        if existing is not None:
+            return _public(session, existing)
+    memory_ids: list[uuid.UUID] = []
+    if isinstance(body, MemoryIdsHoldCreate):
+        memory_ids = _usable_memories(session, tenant_id=tenant_id, ids=body.memory_ids)
+    scope = (HoldScope.subject if isinstance(body, SubjectHoldCreate)
+             else HoldScope.memory_ids if isinstance(body, MemoryIdsHoldCreate)
+             else HoldScope.source)
+    hold = LegalHold(
+        id=hold_id or uuid.uuid4(), tenant_id=tenant_id, scope=scope.value,
+        subject=getattr(body, "subject", None), source=getattr(body, "source", None),
+        reason=body.reason, case_ref=body.case_ref, created_by=actor,
+    )
+    store.insert(session, hold, memory_ids=memory_ids)
+    # Names no subject or source: the audit chain outlives erasures, the hold's row does not
+    # have to.
+    details: dict[str, str | int] = {"scope": hold.scope}
+    if memory_ids:
+        details["memories"] = len(memory_ids)
+    if hold.case_ref is not None:
+        details["case_ref"] = hold.case_ref
+    audit.record(session, tenant_id=tenant_id, actor=actor, action="legal_hold.placed",
+                 target_kind=TARGET, target_id=hold.id, reason=hold.reason, details=details)
+    return _public(session, hold, memory_ids=memory_ids)
+
+
+def get(session: Session, *, tenant_id: uuid.UUID, hold_id: uuid.UUID) -> LegalHoldDetail:
+    hold = store.find(session, tenant_id=tenant_id, hold_id=hold_id)
+    if hold is None:
+        raise HoldNotFound()
+    held = memory_queries.count_held(session, tenant_id=tenant_id, hold_id=hold.id,
+                                     subject=hold.subject, source=hold.source)
+    return LegalHoldDetail(**_public(session, hold).model_dump(), held_count=held)
+
+
+def holds(
+    session: Session, *, tenant_id: uuid.UUID, active: bool | None, limit: int,
+    cursor: str | None = None,
+) -> LegalHoldList:
+    """One page of the tenant's holds, oldest first; ``active`` true: only unreleased ones,
+    false: only released ones. The cursor is the last ID of the previous page; one naming no
+    hold of this tenant ends the listing."""
+    after = None
+    if cursor is not None:
+        after = _cursor(session, tenant_id=tenant_id, cursor=cursor)
+        if after is None:
+            return LegalHoldList(data=[])
+    rows = store.page(session, tenant_id=tenant_id, active=active, limit=limit, after=after)
+    shown = rows[:limit]
+    ids = store.memory_ids_of(session, [h.id for h in shown if h.scope == HoldScope.memory_ids])
+    return LegalHoldList(
+        data=[_public(session, hold, memory_ids=ids.get(hold.id)) for hold in shown],
+        next_cursor=str(shown[-1].id) if len(rows) > limit else None,
+    )
+
+
+def release(session: Session, *, tenant_id: uuid.UUID, hold_id: uuid.UUID, actor: str) -> None:
+    """Release a hold: the record stays, with `released_at`. Releasing a released hold
+    changes nothing (the row lock orders two releases: one of them releases)."""
+    hold = store.find(session, tenant_id=tenant_id, hold_id=hold_id, for_update=True)
+    if hold is None:
+        raise HoldNotFound()
+    if hold.released_at is not None:
+        return
+    hold.released_at = utcnow()
+    hold.released_by = actor
+    session.add(hold)
+    session.flush()
+    released(session, hold=hold, actor=actor)
+
+
+def released(session: Session, *, hold: LegalHold, actor: str) -> None:
+    """What follows a release, in the releasing transaction: the audit event
+    `legal_hold.released`.
+
+    The memories the hold covered are destroyable again from this commit on. This is also
+    where work that waited on the hold resumes: an erasure that ended `on_hold` is to be
+    re-enqueued from here (with `enqueue_job`, sent after the commit) once erasure requests
+    exist; today nothing else waits on a hold.
+    """
+    audit.record(session, tenant_id=hold.tenant_id, actor=actor, action="legal_hold.released",
+                 target_kind=TARGET, target_id=hold.id, from_state="active",
+                 to_state="released", details={"scope": hold.scope})
+
+
+def _usable_memories(
+    session: Session, *, tenant_id: uuid.UUID, ids: list[uuid.UUID]
+) -> list[uuid.UUID]:
+    """The IDs, each a memory of this tenant with content; locked, so a forget running
+    meanwhile either finishes first (and the ID is refused) or meets the hold."""
+    wanted = sorted(set(ids))
+    rows = memories.lock(session, tenant_id=tenant_id, ids=wanted)
+    unknown = [str(memory_id) for memory_id in wanted
+               if memory_id not in rows or rows[memory_id].state == MemoryState.forgotten]
+    if unknown:
+        raise InvalidReference(
+            f"{len(unknown)} of the memory IDs name no memory of this tenant (or a forgotten "
+            "one); nothing was held.", unknown=unknown)
+    return wanted
+
+
+def _public(
+    session: Session, hold: LegalHold, *, memory_ids: list[uuid.UUID] | None = None
+) -> LegalHoldPublic:
+    scope: SubjectScope | MemoryIdsScope | SourceScope
+    if hold.scope == HoldScope.subject:
+        scope = SubjectScope(subject=hold.subject or "")
+    elif hold.scope == HoldScope.source:
+        scope = SourceScope(source=hold.source or "")
+    else:
+        if memory_ids is None:
+            memory_ids = store.memory_ids_of(session, [hold.id])[hold.id]
+        scope = MemoryIdsScope(memory_ids=memory_ids)
+    return LegalHoldPublic(
+        id=hold.id, scope=scope, reason=hold.reason, case_ref=hold.case_ref,
+        created_at=hold.created_at, created_by=hold.created_by, released_at=hold.released_at,
+        released_by=hold.released_by,
+    )
+
+
+def _cursor(
+    session: Session, *, tenant_id: uuid.UUID, cursor: str
+) -> tuple[datetime, uuid.UUID] | None:
+    try:
+        hold_id = uuid.UUID(cursor)
+    except ValueError:
+        return None
+    hold = store.find(session, tenant_id=tenant_id, hold_id=hold_id)
+    return None if hold is None else (hold.created_at, hold.id)

@@ -1,0 +1,68 @@
+"""Statements on `legal_hold` and `legal_hold_memory`.
+
+Which memories a hold covers is a statement over the memory tables as well, so it lives in
+the memory store (`app/memories/store.py`, `COVERS`, `held_by`), which reads these tables by
+name; this module writes them.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from datetime import datetime
+
+from sqlalchemy import tuple_
+from sqlmodel import Session, col, select
+
+from app.holds.models import LegalHold, LegalHoldMemory
+
+
+def insert(session: Session, hold: LegalHold, *, memory_ids: Sequence[uuid.UUID] = ()) -> None:
+    session.add(hold)
+    session.flush()
+    session.add_all([LegalHoldMemory(hold_id=hold.id, memory_id=memory_id,
+                                     tenant_id=hold.tenant_id)
+                     for memory_id in sorted(set(memory_ids))])
+    session.flush()
+
+
+def find(
+    session: Session, *, tenant_id: uuid.UUID, hold_id: uuid.UUID, for_update: bool = False
+) -> LegalHold | None:
+    statement = select(LegalHold).where(LegalHold.tenant_id == tenant_id,
+                                        LegalHold.id == hold_id)
+    if for_update:
+        statement = statement.with_for_update().execution_options(populate_existing=True)
+    return session.exec(statement).first()
+
+
+def memory_ids_of(
+    session: Session, hold_ids: Sequence[uuid.UUID]
+) -> dict[uuid.UUID, list[uuid.UUID]]:
+    """The memories each of these (memory_ids) holds names, in ID order."""
+    found: dict[uuid.UUID, list[uuid.UUID]] = {hold_id: [] for hold_id in hold_ids}
+    if not hold_ids:
+        return found
+    rows = session.exec(
+        select(LegalHoldMemory.hold_id, LegalHoldMemory.memory_id)
+        .where(col(LegalHoldMemory.hold_id).in_(list(hold_ids)))
+        .order_by(col(LegalHoldMemory.hold_id), col(LegalHoldMemory.memory_id))
+    ).all()
+    for hold_id, memory_id in rows:
+        found[hold_id].append(memory_id)
+    return found
+
+
+def page(
+    session: Session, *, tenant_id: uuid.UUID, active: bool | None, limit: int,
+    after: tuple[datetime, uuid.UUID] | None,
+) -> list[LegalHold]:
+    """Up to ``limit`` + 1 holds oldest first by (created_at, id), after ``after``."""
+    order = (col(LegalHold.created_at), col(LegalHold.id))
+    statement = select(LegalHold).where(LegalHold.tenant_id == tenant_id)
+    if active is not None:
+        statement = statement.where(col(LegalHold.released_at).is_(None) if active
+                                    else col(LegalHold.released_at).is_not(None))
+    if after is not None:
+        statement = statement.where(tuple_(*order) > tuple_(*after))
+    return list(session.exec(statement.order_by(*order).limit(limit + 1)).all())
