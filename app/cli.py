@@ -1,4 +1,4 @@
-"""The `lethe` command: serve, migrate, worker, beat, openapi."""
+"""The `lethe` command: serve, migrate, worker, beat, openapi, receipts."""
 
 from __future__ import annotations
 
@@ -34,10 +34,19 @@ def main(argv: list[str] | None = None) -> int:
     api.add_argument("--port", type=int, default=8000)
     openapi = sub.add_parser("openapi", help="write the OpenAPI document")
     openapi.add_argument("--output", type=Path, default=Path("openapi/openapi.json"))
+    receipts = sub.add_parser("receipts", help="work with signed compliance receipts")
+    receipts_sub = receipts.add_subparsers(dest="receipts_command", required=True)
+    verify = receipts_sub.add_parser(
+        "verify", help="verify a receipt file offline; exit 0 when it verifies, 1 when not")
+    verify.add_argument("file", type=Path, help="a receipt (or an erasure request holding one)")
+    verify.add_argument("--key", help="the public JWK (a file, or its JSON) from "
+                        "GET /v1/receipts/public-key; default: this data folder's key")
     args = parser.parse_args(argv)
 
     if args.command == "openapi":
         return write_openapi(args.output)
+    if args.command == "receipts":
+        return verify_receipt(args.file, args.key)
     runtime = get_runtime()
     if args.command == "migrate":
         return migrate(runtime)
@@ -98,6 +107,14 @@ def write_openapi(output: Path) -> int:
     output.write_text(json.dumps(document, indent=2, sort_keys=True) + "\n")
     print(f"lethe: wrote {output}", flush=True)
     return 0
+
+
+def verify_receipt(path: Path, key: str | None) -> int:
+    from app.receipts import offline
+
+    verdict = offline.verify_file(path, key)
+    print(f"{'OK' if verdict.ok else 'FAILED'}: {verdict.reason}", flush=True)
+    return 0 if verdict.ok else 1
 
 
 def child_environment(runtime: Runtime) -> dict[str, str]:
