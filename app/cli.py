@@ -1,4 +1,4 @@
-"""The `lethe` command: serve, migrate, worker, beat, openapi, staff."""
+"""The `lethe` command: serve, migrate, worker, beat, openapi, staff, receipts."""
 
 from __future__ import annotations
 
@@ -44,10 +44,19 @@ def main(argv: list[str] | None = None) -> int:
     staff_create.add_argument("--role", required=True, choices=["officer", "viewer"])
     staff_create.add_argument("--password", default=None,
                               help="at least 12 characters (visible in the process list)")
+    receipts = sub.add_parser("receipts", help="work with signed compliance receipts")
+    receipts_sub = receipts.add_subparsers(dest="receipts_command", required=True)
+    verify = receipts_sub.add_parser(
+        "verify", help="verify a receipt file offline; exit 0 when it verifies, 1 when not")
+    verify.add_argument("file", type=Path, help="a receipt (or an erasure request holding one)")
+    verify.add_argument("--key", help="the public JWK (a file, or its JSON) from "
+                        "GET /v1/receipts/public-key; default: this data folder's key")
     args = parser.parse_args(argv)
 
     if args.command == "openapi":
         return write_openapi(args.output)
+    if args.command == "receipts":
+        return verify_receipt(args.file, args.key)
     runtime = get_runtime()
     if args.command == "migrate":
         return migrate(runtime)
@@ -149,6 +158,14 @@ def write_openapi(output: Path) -> int:
     output.write_text(json.dumps(document, indent=2, sort_keys=True) + "\n")
     print(f"lethe: wrote {output}", flush=True)
     return 0
+
+
+def verify_receipt(path: Path, key: str | None) -> int:
+    from app.receipts import offline
+
+    verdict = offline.verify_file(path, key)
+    print(f"{'OK' if verdict.ok else 'FAILED'}: {verdict.reason}", flush=True)
+    return 0 if verdict.ok else 1
 
 
 def child_environment(runtime: Runtime) -> dict[str, str]:

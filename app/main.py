@@ -9,6 +9,7 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 from starlette.concurrency import run_in_threadpool
 
+from app.access.router import router as access_router
 from app.audit.router import router as audit_router
 from app.core import errors
 from app.core.body_limit import BodyLimitMiddleware
@@ -25,6 +26,8 @@ from app.invalidation.router import router as dependencies_router
 from app.maintenance.router import router as maintenance_router
 from app.memories.router import router as memories_router
 from app.recall.router import router as recall_router
+from app.receipts import keys as receipt_keys
+from app.receipts.router import router as receipts_router
 from app.sources.router import router as sources_router
 from app.staff.router import router as staff_router
 from app.tenant_settings.router import router as settings_router
@@ -43,6 +46,8 @@ async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
     the first write or recall does not wait for the model, and `/readyz` answering means
     fast."""
     await run_in_threadpool(embeddings.load_or_log)
+    # Like the other secrets: production refuses to serve without its receipt key.
+    await run_in_threadpool(receipt_keys.signing_key)
     yield
 
 
@@ -74,6 +79,8 @@ def create_app() -> FastAPI:
         operations_router,
         audit_router,
         holds_router,
+        access_router,
+        receipts_router,
     ):
         app.include_router(router)
 

@@ -7,6 +7,7 @@ of them.
 
 def import_all_models() -> None:
     """Import each domain's models so their tables join `SQLModel.metadata`."""
+    import app.access.models
     import app.audit.models
     import app.forgetting.models
     import app.holds.models

@@ -10,11 +10,12 @@ import base64
 import binascii
 import json
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from sqlalchemy import String, any_, bindparam, text
 from sqlalchemy import event as sa_event
-from sqlalchemy import text
+from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.orm import Session as OrmSession
 from sqlalchemy.orm import SessionTransaction
 from sqlmodel import Session, col, select
@@ -212,6 +213,23 @@ def trail(
         .limit(limit)
     ).all()
     return [TrailEvent.model_validate(row) for row in reversed(rows)]
+
+
+def about_targets(
+    session: Session, *, tenant_id: uuid.UUID, target_kind: str, target_ids: Sequence[str]
+) -> list[AuditEventPublic]:
+    """Every event about any of ``target_ids`` (of ``target_kind``), in chain order."""
+    if not target_ids:
+        return []
+    # One array parameter, not one parameter per ID: a subject may have many thousands.
+    ids = bindparam("target_ids", list(target_ids), type_=ARRAY(String))
+    rows = session.exec(
+        select(AuditEvent)
+        .where(AuditEvent.tenant_id == tenant_id, AuditEvent.target_kind == target_kind,
+               col(AuditEvent.target_id) == any_(ids))
+        .order_by(col(AuditEvent.seq))
+    ).all()
+    return [AuditEventPublic.model_validate(row) for row in rows]
 
 
 def encode_cursor(seq: int) -> str:

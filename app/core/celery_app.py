@@ -16,6 +16,7 @@ from celery import Celery
 from app.core.config import get_settings
 
 TASK_MODULES = [
+    "app.access.tasks",
     "app.idempotency.tasks",
     "app.ingestion.tasks",
     "app.invalidation.tasks",

@@ -62,6 +62,12 @@ class Settings(BaseSettings):
         None,
         description="Signs console session cookies. Unset in embedded mode: generated.",
     )
+    receipt_signing_key: str | None = Field(
+        None,
+        description="Ed25519 private key that signs compliance receipts: PEM (PKCS#8) or "
+        "the base64url of its 32 raw bytes. Unset: generated once into the data folder "
+        "(mode 0600); required in `production`, where nothing is generated.",
+    )
     max_body_bytes: int = Field(
         1_048_576, ge=1024, description="Largest request body accepted; larger → 413."
     )

@@ -8,7 +8,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 
-from sqlmodel import Session
+from sqlmodel import Session, col, select
 
 from app.forgetting.models import Retraction
 
@@ -24,3 +24,12 @@ def record(
     session.add(retraction)
     session.flush()
     return retraction
+
+
+def of_subject(session: Session, *, tenant_id: uuid.UUID, subject: str) -> list[Retraction]:
+    """The subject's retraction records, oldest first (an access export lists them)."""
+    return list(session.exec(
+        select(Retraction).where(Retraction.tenant_id == tenant_id,
+                                 Retraction.subject == subject)
+        .order_by(col(Retraction.created_at), col(Retraction.id))
+    ))

@@ -13,8 +13,10 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
-from sqlalchemy import and_, or_, tuple_
+from sqlalchemy import Text, and_, or_, tuple_
+from sqlalchemy import cast as sa_cast
 from sqlalchemy import select as sa_select
 from sqlalchemy import text as sql
 from sqlmodel import Session, col, select
@@ -318,3 +320,50 @@ def near_pairs(
         "tenant_id": tenant_id, "subject": subject, "states": LIVE, "max_distance": max_distance,
     }).all()
     return [(row[0], row[1], row[2], row[3], float(row[4])) for row in rows]
+
+
+# ---------------------------------------------------------------------------------------------
+# Reads for an access export (app/access/): one subject's memories in every state.
+# ---------------------------------------------------------------------------------------------
+
+def _subject_ids(tenant_id: uuid.UUID, subject: str) -> Any:
+    return select(Memory.id).where(Memory.tenant_id == tenant_id, Memory.subject == subject)
+
+
+def of_subject(session: Session, *, tenant_id: uuid.UUID, subject: str) -> list[Memory]:
+    """The subject's memories in every state, tombstones included, oldest first."""
+    return list(session.exec(
+        select(Memory).where(Memory.tenant_id == tenant_id, Memory.subject == subject)
+        .order_by(col(Memory.created_at), col(Memory.id))
+    ))
+
+
+def versions_of_subject(
+    session: Session, *, tenant_id: uuid.UUID, subject: str
+) -> list[MemoryVersion]:
+    """Every version of the subject's memories that are not forgotten (a tombstone's are
+    empty), by memory and seq."""
+    return list(session.exec(
+        select(MemoryVersion)
+        .join(Memory, col(Memory.id) == col(MemoryVersion.memory_id))
+        .where(Memory.tenant_id == tenant_id, Memory.subject == subject,
+               Memory.state != MemoryState.forgotten.value)
+        .order_by(col(MemoryVersion.memory_id), col(MemoryVersion.seq))
+    ))
+
+
+def edges_of_subject(
+    session: Session, *, tenant_id: uuid.UUID, subject: str
+) -> list[ProvenanceEdge]:
+    """The provenance edges into and out of the subject's memories, oldest first."""
+    ids = _subject_ids(tenant_id, subject)
+    return list(session.exec(
+        select(ProvenanceEdge).where(
+            ProvenanceEdge.tenant_id == tenant_id,
+            or_(col(ProvenanceEdge.child_id).in_(ids),
+                and_(col(ProvenanceEdge.parent_kind) == "memory",
+                     col(ProvenanceEdge.parent_ref).in_(
+                         select(sa_cast(Memory.id, Text)).where(
+                             Memory.tenant_id == tenant_id, Memory.subject == subject)))),
+        ).order_by(col(ProvenanceEdge.created_at), col(ProvenanceEdge.id))
+    ))

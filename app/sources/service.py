@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Collection
 from datetime import datetime
 
 from sqlalchemy import tuple_
@@ -82,6 +83,20 @@ def exclusions(
         data=[ExclusionPublic.model_validate(row, from_attributes=True) for row in page],
         next_cursor=str(page[-1].id) if len(rows) > limit else None,
     )
+
+
+def naming(
+    session: Session, *, tenant_id: uuid.UUID, sources: Collection[str]
+) -> list[ExclusionPublic]:
+    """The exclusions of these sources, oldest first (an access export lists a subject's)."""
+    if not sources:
+        return []
+    rows = session.exec(
+        select(SourceExclusion).where(SourceExclusion.tenant_id == tenant_id,
+                                      col(SourceExclusion.source).in_(sorted(sources)))
+        .order_by(col(SourceExclusion.created_at), col(SourceExclusion.id))
+    ).all()
+    return [ExclusionPublic.model_validate(row, from_attributes=True) for row in rows]
 
 
 def _cursor_row(

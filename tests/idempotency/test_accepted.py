@@ -22,6 +22,8 @@ ACCEPTING: dict[tuple[str, str], Request] = {
         "/v1/ingest", {**tenant["app"], "Idempotency-Key": uuid.uuid4().hex}, INGEST),
     ("POST", "/v1/maintenance/{job}"): lambda tenant: (
         "/v1/maintenance/invalidate", tenant["compliance"], None),
+    ("POST", "/v1/access-requests"): lambda tenant: (
+        "/v1/access-requests", tenant["app"], {"subject": "user:1"}),
 }
 
 

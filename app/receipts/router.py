@@ -1,0 +1,17 @@
+from __future__ import annotations
+
+from fastapi import APIRouter, Response
+
+from app.core.errors import problem_responses
+from app.receipts import keys
+from app.receipts.schemas import PublicKey
+
+router = APIRouter(prefix="/v1/receipts", tags=["compliance"],
+                   responses=problem_responses(500))
+
+
+@router.get("/public-key")
+def public_key(response: Response) -> PublicKey:
+    """The key that signs receipts, as a JWK (no authentication: auditors verify with it)."""
+    response.headers["Cache-Control"] = "public, max-age=300"
+    return PublicKey.model_validate(keys.signing_key().public_jwk)
