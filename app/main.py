@@ -9,6 +9,7 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 from starlette.concurrency import run_in_threadpool
 
+from app.artifacts.router import router as artifacts_router
 from app.audit.router import router as audit_router
 from app.core import errors
 from app.core.body_limit import BodyLimitMiddleware
@@ -27,6 +28,7 @@ from app.recall.router import router as recall_router
 from app.sources.router import router as sources_router
 from app.tenant_settings.router import router as settings_router
 from app.tenants.router import router as tenants_router
+from app.webhooks.router import router as webhooks_router
 
 DESCRIPTION = (
     "Lethe remembers facts about your users for your assistant and forgets them correctly: "
@@ -68,6 +70,8 @@ def create_app() -> FastAPI:
         maintenance_router,
         operations_router,
         audit_router,
+        artifacts_router,
+        webhooks_router,
     ):
         app.include_router(router)
 

@@ -7,6 +7,7 @@ of them.
 
 def import_all_models() -> None:
     """Import each domain's models so their tables join `SQLModel.metadata`."""
+    import app.artifacts.models
     import app.audit.models
     import app.forgetting.models
     import app.idempotency.models
@@ -14,4 +15,5 @@ def import_all_models() -> None:
     import app.memories.models
     import app.sources.models
     import app.tenant_settings.models
-    import app.tenants.models  # noqa: F401
+    import app.tenants.models
+    import app.webhooks.models  # noqa: F401
