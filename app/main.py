@@ -10,6 +10,7 @@ from fastapi import FastAPI
 from starlette.concurrency import run_in_threadpool
 
 from app.access.router import router as access_router
+from app.artifacts.router import router as artifacts_router
 from app.audit.router import router as audit_router
 from app.core import errors
 from app.core.body_limit import BodyLimitMiddleware
@@ -33,6 +34,7 @@ from app.staff.router import router as staff_router
 from app.tenant_settings.router import router as settings_router
 from app.tenants.router import keys_router
 from app.tenants.router import router as tenants_router
+from app.webhooks.router import router as webhooks_router
 
 DESCRIPTION = (
     "Lethe remembers facts about your users for your assistant and forgets them correctly: "
@@ -81,6 +83,8 @@ def create_app() -> FastAPI:
         holds_router,
         access_router,
         receipts_router,
+        artifacts_router,
+        webhooks_router,
     ):
         app.include_router(router)
 

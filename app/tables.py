@@ -8,6 +8,7 @@ of them.
 def import_all_models() -> None:
     """Import each domain's models so their tables join `SQLModel.metadata`."""
     import app.access.models
+    import app.artifacts.models
     import app.audit.models
     import app.forgetting.models
     import app.holds.models
@@ -17,4 +18,5 @@ def import_all_models() -> None:
     import app.sources.models
     import app.staff.models
     import app.tenant_settings.models
-    import app.tenants.models  # noqa: F401
+    import app.tenants.models
+    import app.webhooks.models  # noqa: F401

@@ -14,7 +14,7 @@ from sqlalchemy.dialects import postgresql
 from app.core import rls
 
 revision: str = "0018_access_requests"
-down_revision: str | None = "0016_legal_holds"
+down_revision: str | None = "0017_artifacts_webhooks"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

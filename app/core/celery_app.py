@@ -23,6 +23,7 @@ TASK_MODULES = [
     "app.maintenance.tasks",
     "app.forgetting.tasks",
     "app.recall.tasks",
+    "app.webhooks.tasks",
 ]
 
 celery_app = Celery("lethe", include=TASK_MODULES)
@@ -66,6 +67,8 @@ def _configure(sender: Celery, **_: Any) -> None:
                              "schedule": settings.vector_lists_interval_seconds},
             # Re-sends ingestions whose message was lost (a failed send after commit).
             "requeue-stale-ingestions": {"task": "ingestion.requeue_stale", "schedule": 300.0},
+            # Re-sends webhook retries whose delayed message was lost.
+            "retry-webhooks": {"task": "webhooks.retry_due", "schedule": 60.0},
         },
     )
 

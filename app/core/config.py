@@ -6,7 +6,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import AliasChoices, Field, model_validator
+from pydantic import AliasChoices, Field, PositiveFloat, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 DEVELOPMENT_SECRET = "development-only-secret-change-me"
@@ -126,6 +126,22 @@ class Settings(BaseSettings):
         description="Run the local model in a child process of its own, so its Python never "
         "holds the interpreter lock that request threads need. `lethe api` and `lethe serve` "
         "turn it on for the API unless it is set.",
+    )
+
+    webhooks_allow_private: bool = Field(
+        False,
+        description="Let webhook URLs resolve to private, loopback, link-local or other "
+        "non-public addresses. Off: such URLs are refused at registration and at every "
+        "delivery (a receiver inside the network is reachable only when this is on).",
+    )
+    webhooks_timeout_seconds: float = Field(
+        10.0, gt=0, le=60, description="How long one webhook delivery attempt may take."
+    )
+    webhooks_retry_seconds: list[PositiveFloat] = Field(
+        [5, 30, 120, 600, 3600, 21600, 43200, 86400],
+        min_length=1, max_length=20,
+        description="Waits before each retry of a failed webhook delivery, in order; after "
+        "the last one the delivery is marked failed.",
     )
 
     judge_url: str | None = Field(

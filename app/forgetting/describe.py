@@ -25,7 +25,7 @@ from sqlmodel import Session
 from app.core import uow
 from app.forgetting import retractions
 from app.forgetting import topics as sentence_rules
-from app.forgetting.forget import forget_one
+from app.forgetting.forget import after_forget, forget_one
 from app.forgetting.schemas import DescribeResult, SkippedPublic, StruckPublic
 from app.holds import service as holds
 from app.memories import queries, store
@@ -273,6 +273,7 @@ def _apply(
         if exclude_source and memory.source is not None:
             sources.exclude(session, tenant_id=tenant_id, source=memory.source, reason=REASON,
                             actor=actor)
+    after_forget(session, tenant_id=tenant_id, memory_ids=outcome.forgotten, actor=actor)
     retraction = retractions.record(session, tenant_id=tenant_id, subject=subject, about=about,
                                     memory_ids=outcome.memory_ids)
     return DescribeOutcome(

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from sqlmodel import Session
 
-from app.forgetting import retractions
+from app.forgetting import cascade, retractions
 from app.forgetting.errors import ForgetsNothing, NoSourceToExclude
 from app.memories import store
 from app.memories.errors import MemoryNotFound
@@ -59,6 +60,7 @@ def forget_memory(
     if delete:
         forget_one(session, memory, reason=reason, actor=actor)
         forgotten_ids.append(memory.id)
+        after_forget(session, tenant_id=tenant_id, memory_ids=forgotten_ids, actor=actor)
     retraction = retractions.record(session, tenant_id=tenant_id, subject=memory.subject,
                                     about=about, memory_ids=forgotten_ids)
     return ForgetOutcome(memory.id, forgotten=delete, excluded_source=excluded,
@@ -66,5 +68,25 @@ def forget_memory(
 
 
 def forget_one(session: Session, memory: Memory, *, reason: str | None, actor: str) -> None:
-    """Tombstone a locked memory: state `forgotten`, content purged, same transaction."""
+    """Tombstone a locked memory: state `forgotten`, content purged, same transaction. The
+    caller then cascades (`after_forget`), once for all the memories it forgot."""
     destroy_content(session, memory, reason=reason or "forget", actor=actor)
+
+
+def after_forget(
+    session: Session, *, tenant_id: uuid.UUID, memory_ids: Sequence[uuid.UUID], actor: str,
+    mode: cascade.Mode | None = None,
+) -> cascade.Cascade:
+    """What forgetting ``memory_ids`` (tombstoned by the caller in this transaction) does to
+    what was derived from them (`app/forgetting/cascade.py`); ``mode`` overrides the tenant's
+    `forget.cascade`."""
+    if not memory_ids:
+        return cascade.Cascade()
+    reached = cascade.reach(session, tenant_id=tenant_id, memory_ids=memory_ids, mode=mode)
+    derived_forgotten: list[uuid.UUID] = []
+    if reached.mode == "forget":
+        for memory in reached.memories:
+            forget_one(session, memory, reason=cascade.SOURCE_FORGOTTEN, actor=actor)
+            derived_forgotten.append(memory.id)
+    return cascade.settle(session, tenant_id=tenant_id, memory_ids=memory_ids, reached=reached,
+                          derived_forgotten=derived_forgotten, actor=actor)

@@ -23,7 +23,7 @@ from sqlmodel import Session
 
 from app.audit import service as audit
 from app.core.models import utcnow
-from app.forgetting.forget import forget_one
+from app.forgetting.forget import after_forget, forget_one
 from app.memories import store
 from app.memories.lifecycle import transition
 from app.memories.models import MemoryState
@@ -64,5 +64,7 @@ def retention(
             forget_one(session, memory, actor=ACTOR,
                        reason=f"quarantined for more than {windows.quarantine_days:g} days")
             moved[FORGOTTEN].append(str(memory.id))
+    after_forget(session, tenant_id=tenant_id, actor=ACTOR,
+                 memory_ids=[uuid.UUID(memory_id) for memory_id in moved[FORGOTTEN]])
     session.flush()
     return moved

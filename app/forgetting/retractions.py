@@ -11,12 +11,18 @@ from collections.abc import Sequence
 from sqlmodel import Session, col, select
 
 from app.forgetting.models import Retraction
+from app.tenant_settings import service as tenant_settings
 
 
 def record(
     session: Session, *, tenant_id: uuid.UUID, subject: str, about: str | None,
     memory_ids: Sequence[uuid.UUID],
 ) -> Retraction:
+    """A retraction of ``memory_ids``; ``about`` is kept only while the tenant setting
+    `retractions.keep_about` is on (off: the record says only when, and how many)."""
+    if about is not None and not tenant_settings.get(
+            session, tenant_id=tenant_id).retractions.keep_about:
+        about = None
     retraction = Retraction(
         tenant_id=tenant_id, subject=subject, about=about,
         memory_ids=[str(memory_id) for memory_id in memory_ids], memory_count=len(memory_ids),

@@ -34,7 +34,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, or_, update
+from sqlalchemy import and_, delete, or_, update
 from sqlalchemy import text as sql
 from sqlmodel import Session, col, func, select
 
@@ -125,17 +125,19 @@ def state_of(session: Session, *, tenant_id: uuid.UUID, memory_id: uuid.UUID) ->
 
 
 def unforgotten(
-    session: Session, *, tenant_id: uuid.UUID, ids: Sequence[uuid.UUID]
+    session: Session, *, tenant_id: uuid.UUID, ids: Sequence[uuid.UUID], lock: bool = False,
 ) -> set[uuid.UUID]:
-    """Which of ``ids`` name memories that exist and are not forgotten."""
+    """Which of ``ids`` name memories that exist and are not forgotten; with ``lock`` they
+    are share-locked in ID order, so none is forgotten before the caller commits."""
     if not ids:
         return set()
-    return set(session.exec(
-        select(Memory.id).where(
-            Memory.tenant_id == tenant_id, col(Memory.id).in_(set(ids)),
-            Memory.state != MemoryState.forgotten.value,
-        )
-    ).all())
+    statement = select(Memory.id).where(
+        Memory.tenant_id == tenant_id, col(Memory.id).in_(set(ids)),
+        Memory.state != MemoryState.forgotten.value,
+    )
+    if lock:
+        statement = statement.order_by(col(Memory.id)).with_for_update(read=True)
+    return set(session.exec(statement).all())
 
 
 def written_by(session: Session, *, tenant_id: uuid.UUID, write_id: uuid.UUID) -> Memory | None:
@@ -375,15 +377,16 @@ def patch(memory: Memory, changes: MemoryPatch) -> None:
 
 def record_provenance(
     session: Session, *, tenant_id: uuid.UUID, child_id: uuid.UUID, source: str | None = None,
-    derived_from: Sequence[uuid.UUID] = (),
+    derived_from: Sequence[uuid.UUID] = (), child_kind: str = "memory",
 ) -> None:
-    """Edges from memory ``child_id`` to its source and the memories it was derived from."""
+    """Edges from ``child_id`` (a memory, or an artifact registered by the product) to its
+    source and the memories it was derived from."""
     parents = ([("source", source)] if source else []) + [
         ("memory", str(parent)) for parent in dict.fromkeys(derived_from) if parent != child_id
     ]
     for kind, ref in parents:
-        session.add(ProvenanceEdge(tenant_id=tenant_id, child_kind="memory", child_id=child_id,
-                                   parent_kind=kind, parent_ref=ref))
+        session.add(ProvenanceEdge(tenant_id=tenant_id, child_kind=child_kind,
+                                   child_id=child_id, parent_kind=kind, parent_ref=ref))
 
 
 def redact_versions(session: Session, texts: Mapping[uuid.UUID, str]) -> None:
@@ -421,3 +424,84 @@ def save(session: Session, memory: Memory, *, flush: bool = False) -> None:
     session.add(memory)
     if flush:
         session.flush()
+
+
+# ---------------------------------------------------------------------------------------------
+# Provenance: what was derived from which memories.
+# ---------------------------------------------------------------------------------------------
+
+# Every memory-derived thing reachable from the start set, through derived memories. UNION
+# (not UNION ALL) drops a row already found, so a cycle of derivations ends.
+_DESCENDANTS = sql(
+    "WITH RECURSIVE derived(kind, id) AS ("
+    " SELECT e.child_kind, e.child_id FROM provenance_edge e"
+    " WHERE e.tenant_id = :tenant_id AND e.parent_kind = 'memory'"
+    " AND e.parent_ref = ANY(CAST(:refs AS text[]))"
+    " UNION"
+    " SELECT e.child_kind, e.child_id FROM derived d JOIN provenance_edge e"
+    " ON e.tenant_id = :tenant_id AND e.parent_kind = 'memory' AND e.parent_ref = d.id::text"
+    " WHERE d.kind = 'memory'"
+    ") SELECT kind, id FROM derived"
+)
+
+
+def descendants(
+    session: Session, *, tenant_id: uuid.UUID, memory_ids: Sequence[uuid.UUID]
+) -> dict[str, set[uuid.UUID]]:
+    """Everything derived from these memories, directly or through memories derived from
+    them (in any state and any subject), by kind: ``{"memory": {...}, "artifact": {...}}``."""
+    found: dict[str, set[uuid.UUID]] = {}
+    if not memory_ids:
+        return found
+    session.flush()  # a textual statement does not autoflush
+    rows = session.execute(_DESCENDANTS, {"tenant_id": tenant_id,
+                                          "refs": sorted({str(i) for i in memory_ids})})
+    for kind, child_id in rows:
+        found.setdefault(kind, set()).add(child_id)
+    return found
+
+
+def children(
+    session: Session, *, tenant_id: uuid.UUID, memory_ids: Sequence[uuid.UUID], child_kind: str
+) -> list[uuid.UUID]:
+    """The things of ``child_kind`` derived directly from these memories."""
+    if not memory_ids:
+        return []
+    return list(session.exec(
+        select(ProvenanceEdge.child_id).distinct().where(
+            ProvenanceEdge.tenant_id == tenant_id, ProvenanceEdge.child_kind == child_kind,
+            ProvenanceEdge.parent_kind == "memory",
+            col(ProvenanceEdge.parent_ref).in_(sorted({str(i) for i in memory_ids})),
+        )
+    ).all())
+
+
+def parents(
+    session: Session, *, tenant_id: uuid.UUID, child_kind: str, child_ids: Sequence[uuid.UUID]
+) -> dict[uuid.UUID, list[uuid.UUID]]:
+    """The memories each of these things was derived from, in the order they were recorded."""
+    if not child_ids:
+        return {}
+    rows = session.exec(
+        select(ProvenanceEdge.child_id, ProvenanceEdge.parent_ref).where(
+            ProvenanceEdge.tenant_id == tenant_id, ProvenanceEdge.child_kind == child_kind,
+            ProvenanceEdge.parent_kind == "memory", col(ProvenanceEdge.child_id).in_(child_ids),
+        ).order_by(col(ProvenanceEdge.created_at), col(ProvenanceEdge.id))
+    ).all()
+    found: dict[uuid.UUID, list[uuid.UUID]] = {}
+    for child_id, parent_ref in rows:
+        found.setdefault(child_id, []).append(uuid.UUID(parent_ref))
+    return found
+
+
+def drop_provenance(
+    session: Session, *, tenant_id: uuid.UUID, child_kind: str, child_id: uuid.UUID
+) -> None:
+    """Forget where ``child_id`` came from (its registration was withdrawn)."""
+    session.execute(
+        delete(ProvenanceEdge).where(
+            col(ProvenanceEdge.tenant_id) == tenant_id,
+            col(ProvenanceEdge.child_kind) == child_kind,
+            col(ProvenanceEdge.child_id) == child_id,
+        )
+    )

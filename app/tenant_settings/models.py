@@ -22,6 +22,10 @@ class TenantSettings(SQLModel, table=True):
     half_lives: dict[str, Any] = Field(sa_column=Column(JSONB, nullable=False))
     retention: dict[str, Any] = Field(sa_column=Column(JSONB, nullable=False))
     supersession: dict[str, Any] = Field(sa_column=Column(JSONB, nullable=False))
+    forget: dict[str, Any] = Field(
+        default_factory=dict, sa_column=Column(JSONB, nullable=False, server_default="{}"))
+    retractions: dict[str, Any] = Field(
+        default_factory=dict, sa_column=Column(JSONB, nullable=False, server_default="{}"))
     detect_forget_requests: bool = Field(
         default=False, sa_column=Column(Boolean, nullable=False, server_default="false")
     )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field, model_validator
 
 from app.core.schemas import PublicModel, StrictModel
@@ -55,11 +57,30 @@ class Supersession(StrictModel):
         return self
 
 
+class ForgetCascade(StrictModel):
+    cascade: Literal["flag", "forget"] = Field(
+        "flag",
+        description="What a single forget does to the live memories derived from the "
+        "forgotten one: `flag` makes them suspect with flag `source-forgotten`, `forget` "
+        "forgets them too (transitively).",
+    )
+
+
+class Retractions(StrictModel):
+    keep_about: bool = Field(
+        True,
+        description="Keep the caller's `about` phrase on retraction records, so the assistant "
+        "knows what not to learn again; false keeps only their date and count.",
+    )
+
+
 class SettingsPublic(PublicModel):
     half_lives: HalfLives
     retention: Retention
     detect_forget_requests: bool
     supersession: Supersession
+    forget: ForgetCascade
+    retractions: Retractions
 
 
 class HalfLivesPatch(StrictModel):
@@ -80,6 +101,14 @@ class SupersessionPatch(StrictModel):
     restatement_min_similarity: float | None = Field(None, ge=0, le=1)
 
 
+class ForgetCascadePatch(StrictModel):
+    cascade: Literal["flag", "forget"] | None = None
+
+
+class RetractionsPatch(StrictModel):
+    keep_about: bool | None = None
+
+
 class SettingsPatch(StrictModel):
     """Any subset; nested objects merge field by field."""
 
@@ -87,3 +116,5 @@ class SettingsPatch(StrictModel):
     retention: RetentionPatch | None = None
     detect_forget_requests: bool | None = None
     supersession: SupersessionPatch | None = None
+    forget: ForgetCascadePatch | None = None
+    retractions: RetractionsPatch | None = None

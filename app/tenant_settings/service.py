@@ -13,8 +13,10 @@ from app.core.errors import Conflict, NotFound
 from app.core.models import utcnow
 from app.tenant_settings.models import TenantSettings
 from app.tenant_settings.schemas import (
+    ForgetCascade,
     HalfLives,
     Retention,
+    Retractions,
     SettingsPatch,
     SettingsPublic,
     Supersession,
@@ -32,6 +34,8 @@ def create_defaults(session: Session, *, tenant_id: uuid.UUID) -> TenantSettings
         retention=Retention().model_dump(),
         supersession=Supersession().model_dump(),
         detect_forget_requests=False,
+        forget=ForgetCascade().model_dump(),
+        retractions=Retractions().model_dump(),
     )
     session.add(row)
     return row
@@ -66,6 +70,8 @@ def update(
     row.retention = updated.retention.model_dump()
     row.supersession = updated.supersession.model_dump()
     row.detect_forget_requests = updated.detect_forget_requests
+    row.forget = updated.forget.model_dump()
+    row.retractions = updated.retractions.model_dump()
     row.updated_at = utcnow()
     session.add(row)
     session.flush()
@@ -100,4 +106,7 @@ def _public(row: TenantSettings) -> SettingsPublic:
         retention=Retention.model_validate(row.retention),
         supersession=Supersession.model_validate(row.supersession),
         detect_forget_requests=row.detect_forget_requests,
+        # An empty object (a row from before these settings) reads as the defaults.
+        forget=ForgetCascade.model_validate(row.forget),
+        retractions=Retractions.model_validate(row.retractions),
     )
