@@ -82,13 +82,14 @@ def reach(
 
 def settle(
     session: Session, *, tenant_id: uuid.UUID, memory_ids: Sequence[uuid.UUID], reached: Reach,
-    derived_forgotten: Sequence[uuid.UUID], actor: str,
+    derived_forgotten: Sequence[uuid.UUID], actor: str, held: Sequence[Memory] = (),
 ) -> Cascade:
     """After the caller forgot what ``reached`` said to forget (`forget.after_forget`): doubt
-    the derived memories (mode `flag`), ask for the artifacts' erasure, announce it all."""
-    suspected = [] if reached.mode == "forget" else [
-        memory.id for memory in reached.memories
-        if doubt(session, memory, SOURCE_FORGOTTEN, reason=SOURCE_FORGOTTEN, actor=actor)]
+    the derived memories (mode `flag`; in mode `forget`, those a legal hold kept), ask for the
+    artifacts' erasure, announce it all."""
+    doubted = held if reached.mode == "forget" else reached.memories
+    suspected = [memory.id for memory in doubted
+                 if doubt(session, memory, SOURCE_FORGOTTEN, reason=SOURCE_FORGOTTEN, actor=actor)]
     asked = artifacts.request_erasure(session, tenant_id=tenant_id,
                                       artifact_ids=reached.artifact_ids, actor=actor,
                                       reason=SOURCE_FORGOTTEN)

@@ -84,9 +84,16 @@ def after_forget(
         return cascade.Cascade()
     reached = cascade.reach(session, tenant_id=tenant_id, memory_ids=memory_ids, mode=mode)
     derived_forgotten: list[uuid.UUID] = []
+    held: list[Memory] = []
     if reached.mode == "forget":
+        # Holds win: a held derived memory keeps its content and is only doubted.
+        holds = store.held_by(session, tenant_id=tenant_id,
+                              ids=[memory.id for memory in reached.memories])
         for memory in reached.memories:
+            if memory.id in holds:
+                held.append(memory)
+                continue
             forget_one(session, memory, reason=cascade.SOURCE_FORGOTTEN, actor=actor)
             derived_forgotten.append(memory.id)
     return cascade.settle(session, tenant_id=tenant_id, memory_ids=memory_ids, reached=reached,
-                          derived_forgotten=derived_forgotten, actor=actor)
+                          derived_forgotten=derived_forgotten, held=held, actor=actor)

@@ -139,6 +139,27 @@ def test_with_cascade_forget_derived_memories_are_forgotten_transitively(
     assert moves[-1] == ("forgotten", "source-forgotten")
 
 
+def test_with_cascade_forget_a_held_derived_memory_keeps_its_content(
+    client: Any, tenant: dict[str, Any], private_ok: None
+) -> None:
+    changed = client.patch("/v1/settings", json={"forget": {"cascade": "forget"}},
+                           headers=tenant["compliance"])
+    assert changed.status_code == 200, changed.text
+    a, b, c, _ = _chain(client, tenant)
+    hold = client.post("/v1/legal-holds", json={"memory_ids": [b], "reason": "litigation"},
+                       headers=tenant["compliance"])
+    assert hold.status_code == 201, hold.text
+
+    # The forget itself succeeds: holds win over the cascade, not over the forget asked for.
+    assert client.delete(f"/v1/memories/{a}", headers=tenant["app"]).status_code == 204
+    assert _memory(client, tenant, a) is None
+    kept = _memory(client, tenant, b)
+    assert kept is not None and kept["text"] == "Often travels by boat."
+    assert kept["state"] == "suspect" and kept["flags"] == ["source-forgotten"]
+    # What derives further, unheld, goes as the cascade says: it derives from A too.
+    assert _memory(client, tenant, c) is None
+
+
 def test_a_cycle_of_derivations_ends(
     client: Any, tenant: dict[str, Any], owner_conn: Any
 ) -> None:
