@@ -117,6 +117,9 @@ def main() -> None:
         tenant_id, app_key = uuid.UUID(state["tenant_id"]), state["app_key"]
         if state.get("corpus", "templated") != args.corpus:
             parser.error(f"{data_dir} holds the {state.get('corpus', 'templated')} corpus")
+        # The table's header names what the folder holds, not this run's defaults.
+        args.memories = state["memories"]
+        args.subjects = state.get("subjects", args.subjects)
         print(f"reusing {state['memories']:,} seeded memories in {data_dir}", flush=True)
     else:
         print(f"seeding {args.memories:,} memories over {args.subjects:,} subjects into "
@@ -127,7 +130,8 @@ def main() -> None:
               model.embed)
         print(f"  seeded in {time.perf_counter() - started:.0f} s", flush=True)
         state_file.write_text(json.dumps({"tenant_id": str(tenant_id), "app_key": app_key,
-                                          "memories": args.memories, "corpus": args.corpus}))
+                                          "memories": args.memories, "subjects": args.subjects,
+                                          "corpus": args.corpus}))
     # What beat does once the table is large enough (app/recall/vector_lists.py).
     with psycopg.connect(owner, autocommit=True) as conn:
         built = vector_lists.ensure(conn)
