@@ -9,15 +9,14 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
-from datetime import datetime
 
-from sqlalchemy import tuple_
 from sqlmodel import Session, col, select
 
 from app.artifacts.errors import ArtifactNotFound, InvalidDerivation, NoEraseRequested
 from app.artifacts.models import Artifact, ArtifactStatus
 from app.artifacts.schemas import ArtifactCreate, ArtifactList, ArtifactPublic
 from app.audit import service as audit
+from app.core import paging
 from app.core.models import utcnow
 from app.memories import store as memories
 
@@ -66,7 +65,6 @@ def page(
     """Artifacts oldest first by (created_at, id), optionally those derived directly from one
     memory or in one status. The cursor is the last ID of the previous page; one naming no
     artifact of this tenant ends the listing."""
-    order = (col(Artifact.created_at), col(Artifact.id))
     statement = select(Artifact).where(Artifact.tenant_id == tenant_id)
     if derived_from is not None:
         ids = memories.children(session, tenant_id=tenant_id, memory_ids=[derived_from],
@@ -74,15 +72,10 @@ def page(
         statement = statement.where(col(Artifact.id).in_(ids))
     if status is not None:
         statement = statement.where(Artifact.status == status.value)
-    if cursor is not None:
-        after = _cursor_row(session, tenant_id=tenant_id, cursor=cursor)
-        if after is None:
-            return ArtifactList(data=[])
-        statement = statement.where(tuple_(*order) > tuple_(*after))
-    rows = session.exec(statement.order_by(*order).limit(limit + 1)).all()
-    shown = rows[:limit]
-    return ArtifactList(data=views(session, tenant_id=tenant_id, artifacts=shown),
-                        next_cursor=str(shown[-1].id) if len(rows) > limit else None)
+    rows, next_cursor = paging.page(session, statement, Artifact, tenant_id=tenant_id,
+                                    limit=limit, cursor=cursor)
+    return ArtifactList(data=views(session, tenant_id=tenant_id, artifacts=rows),
+                        next_cursor=next_cursor)
 
 
 def withdraw(
@@ -202,15 +195,3 @@ def _load(
     return artifact
 
 
-def _cursor_row(
-    session: Session, *, tenant_id: uuid.UUID, cursor: str
-) -> tuple[datetime, uuid.UUID] | None:
-    try:
-        artifact_id = uuid.UUID(cursor)
-    except ValueError:
-        return None
-    row = session.exec(
-        select(Artifact.created_at, Artifact.id).where(Artifact.tenant_id == tenant_id,
-                                                       Artifact.id == artifact_id)
-    ).first()
-    return None if row is None else (row[0], row[1])

@@ -9,7 +9,6 @@ supersession, decay and consolidation treat held memories as usual: they destroy
 from __future__ import annotations
 
 import uuid
-from datetime import datetime
 
 from sqlmodel import Session
 
@@ -96,17 +95,12 @@ def holds(
     """One page of the tenant's holds, oldest first; ``active`` true: only unreleased ones,
     false: only released ones. The cursor is the last ID of the previous page; one naming no
     hold of this tenant ends the listing."""
-    after = None
-    if cursor is not None:
-        after = _cursor(session, tenant_id=tenant_id, cursor=cursor)
-        if after is None:
-            return LegalHoldList(data=[])
-    rows = store.page(session, tenant_id=tenant_id, active=active, limit=limit, after=after)
-    shown = rows[:limit]
+    shown, next_cursor = store.page(session, tenant_id=tenant_id, active=active, limit=limit,
+                                    cursor=cursor)
     ids = store.memory_ids_of(session, [h.id for h in shown if h.scope == HoldScope.memory_ids])
     return LegalHoldList(
         data=[_public(session, hold, memory_ids=ids.get(hold.id)) for hold in shown],
-        next_cursor=str(shown[-1].id) if len(rows) > limit else None,
+        next_cursor=next_cursor,
     )
 
 
@@ -172,14 +166,3 @@ def _public(
         created_at=hold.created_at, created_by=hold.created_by, released_at=hold.released_at,
         released_by=hold.released_by,
     )
-
-
-def _cursor(
-    session: Session, *, tenant_id: uuid.UUID, cursor: str
-) -> tuple[datetime, uuid.UUID] | None:
-    try:
-        hold_id = uuid.UUID(cursor)
-    except ValueError:
-        return None
-    hold = store.find(session, tenant_id=tenant_id, hold_id=hold_id)
-    return None if hold is None else (hold.created_at, hold.id)

@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
-from datetime import datetime
 
-from sqlalchemy import tuple_
 from sqlmodel import Session, col, select
 
+from app.core import paging
 from app.holds.models import LegalHold, LegalHoldMemory
 
 
@@ -55,14 +54,12 @@ def memory_ids_of(
 
 def page(
     session: Session, *, tenant_id: uuid.UUID, active: bool | None, limit: int,
-    after: tuple[datetime, uuid.UUID] | None,
-) -> list[LegalHold]:
-    """Up to ``limit`` + 1 holds oldest first by (created_at, id), after ``after``."""
-    order = (col(LegalHold.created_at), col(LegalHold.id))
+    cursor: str | None,
+) -> tuple[Sequence[LegalHold], str | None]:
+    """One page of holds oldest first by (created_at, id), and the next page's cursor."""
     statement = select(LegalHold).where(LegalHold.tenant_id == tenant_id)
     if active is not None:
         statement = statement.where(col(LegalHold.released_at).is_(None) if active
                                     else col(LegalHold.released_at).is_not(None))
-    if after is not None:
-        statement = statement.where(tuple_(*order) > tuple_(*after))
-    return list(session.exec(statement.order_by(*order).limit(limit + 1)).all())
+    return paging.page(session, statement, LegalHold, tenant_id=tenant_id, limit=limit,
+                       cursor=cursor)

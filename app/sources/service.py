@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Collection
-from datetime import datetime
 
-from sqlalchemy import tuple_
 from sqlmodel import Session, col, select
 
 from app.audit import service as audit
-from app.core import uow
+from app.core import paging, uow
 from app.sources.errors import ExclusionNotFound, SourceExcluded
 from app.sources.models import SourceExclusion
 from app.sources.schemas import ExclusionList, ExclusionPublic
@@ -70,18 +68,12 @@ def exclusions(
     The cursor is the last ID of the previous page; one that names no exclusion of this
     tenant (removed since, or never one) ends the listing.
     """
-    order = (col(SourceExclusion.created_at), col(SourceExclusion.id))
     statement = select(SourceExclusion).where(SourceExclusion.tenant_id == tenant_id)
-    if cursor is not None:
-        after = _cursor_row(session, tenant_id=tenant_id, cursor=cursor)
-        if after is None:
-            return ExclusionList(data=[])
-        statement = statement.where(tuple_(*order) > tuple_(*after))
-    rows = session.exec(statement.order_by(*order).limit(limit + 1)).all()
-    page = rows[:limit]
+    rows, next_cursor = paging.page(session, statement, SourceExclusion, tenant_id=tenant_id,
+                                    limit=limit, cursor=cursor)
     return ExclusionList(
-        data=[ExclusionPublic.model_validate(row, from_attributes=True) for row in page],
-        next_cursor=str(page[-1].id) if len(rows) > limit else None,
+        data=[ExclusionPublic.model_validate(row, from_attributes=True) for row in rows],
+        next_cursor=next_cursor,
     )
 
 
@@ -97,21 +89,6 @@ def naming(
         .order_by(col(SourceExclusion.created_at), col(SourceExclusion.id))
     ).all()
     return [ExclusionPublic.model_validate(row, from_attributes=True) for row in rows]
-
-
-def _cursor_row(
-    session: Session, *, tenant_id: uuid.UUID, cursor: str
-) -> tuple[datetime, uuid.UUID] | None:
-    try:
-        exclusion_id = uuid.UUID(cursor)
-    except ValueError:
-        return None
-    row = session.exec(
-        select(SourceExclusion.created_at, SourceExclusion.id).where(
-            SourceExclusion.tenant_id == tenant_id, SourceExclusion.id == exclusion_id
-        )
-    ).first()
-    return None if row is None else (row[0], row[1])
 
 
 def remove(session: Session, *, tenant_id: uuid.UUID, exclusion_id: uuid.UUID,

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
-from datetime import datetime
 
-from sqlalchemy import text, tuple_
+from sqlalchemy import text
 from sqlalchemy.dialects.postgresql import insert
-from sqlmodel import Session, col, select
+from sqlmodel import Session, select
 
+from app.core import paging
 from app.core.models import utcnow
 from app.staff.models import Staff, StaffRole
 
@@ -49,29 +49,9 @@ def page(
 ) -> tuple[Sequence[Staff], str | None]:
     """Active members, oldest first by (created_at, id); the cursor is the last ID of the
     previous page, and one naming no member of this tenant ends the listing."""
-    order = (col(Staff.created_at), col(Staff.id))
     statement = select(Staff).where(Staff.tenant_id == tenant_id, _ACTIVE)
-    if cursor is not None:
-        after = _cursor_row(session, tenant_id=tenant_id, cursor=cursor)
-        if after is None:
-            return [], None
-        statement = statement.where(tuple_(*order) > tuple_(*after))
-    rows = session.exec(statement.order_by(*order).limit(limit + 1)).all()
-    return rows[:limit], str(rows[limit - 1].id) if len(rows) > limit else None
-
-
-def _cursor_row(
-    session: Session, *, tenant_id: uuid.UUID, cursor: str
-) -> tuple[datetime, uuid.UUID] | None:
-    try:
-        staff_id = uuid.UUID(cursor)
-    except ValueError:
-        return None
-    row = session.exec(
-        select(Staff.created_at, Staff.id).where(Staff.tenant_id == tenant_id,
-                                                 Staff.id == staff_id)
-    ).first()
-    return None if row is None else (row[0], row[1])
+    return paging.page(session, statement, Staff, tenant_id=tenant_id, limit=limit,
+                       cursor=cursor)
 
 
 def mark_removed(session: Session, staff: Staff) -> None:

@@ -5,12 +5,10 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
-from datetime import datetime
 
-from sqlalchemy import tuple_
 from sqlmodel import Session, col, select
 
-from app.core import security
+from app.core import paging, security
 from app.core.models import utcnow
 from app.tenants.models import ApiKey, Role
 
@@ -53,27 +51,9 @@ def page(
 ) -> tuple[Sequence[ApiKey], str | None]:
     """Keys that still work, oldest first by (created_at, id); the cursor is the last ID of
     the previous page, and one naming no key of this tenant ends the listing."""
-    order = (col(ApiKey.created_at), col(ApiKey.id))
     statement = select(ApiKey).where(ApiKey.tenant_id == tenant_id,
                                      col(ApiKey.revoked_at).is_(None))
-    if cursor is not None:
-        after = _cursor_row(session, tenant_id=tenant_id, cursor=cursor)
-        if after is None:
-            return [], None
-        statement = statement.where(tuple_(*order) > tuple_(*after))
-    rows = session.exec(statement.order_by(*order).limit(limit + 1)).all()
-    return rows[:limit], str(rows[limit - 1].id) if len(rows) > limit else None
+    return paging.page(session, statement, ApiKey, tenant_id=tenant_id, limit=limit,
+                       cursor=cursor)
 
 
-def _cursor_row(
-    session: Session, *, tenant_id: uuid.UUID, cursor: str
-) -> tuple[datetime, uuid.UUID] | None:
-    try:
-        key_id = uuid.UUID(cursor)
-    except ValueError:
-        return None
-    row = session.exec(
-        select(ApiKey.created_at, ApiKey.id).where(ApiKey.tenant_id == tenant_id,
-                                                   ApiKey.id == key_id)
-    ).first()
-    return None if row is None else (row[0], row[1])

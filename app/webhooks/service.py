@@ -11,13 +11,12 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Mapping, Sequence
-from datetime import datetime
 from typing import Any
 
-from sqlalchemy import tuple_
 from sqlmodel import Session, col, select
 
 from app.audit import service as audit
+from app.core import paging
 from app.core.jobs import enqueue_job
 from app.core.models import utcnow
 from app.webhooks import signing
@@ -66,18 +65,12 @@ def page(
     session: Session, *, tenant_id: uuid.UUID, limit: int, cursor: str | None = None
 ) -> WebhookList:
     """Webhooks oldest first; the cursor is the last ID of the previous page."""
-    order = (col(Webhook.created_at), col(Webhook.id))
     statement = select(Webhook).where(Webhook.tenant_id == tenant_id)
-    if cursor is not None:
-        after = _row_key(session, Webhook, tenant_id=tenant_id, cursor=cursor)
-        if after is None:
-            return WebhookList(data=[])
-        statement = statement.where(tuple_(*order) > tuple_(*after))
-    rows = session.exec(statement.order_by(*order).limit(limit + 1)).all()
-    shown = rows[:limit]
+    rows, next_cursor = paging.page(session, statement, Webhook, tenant_id=tenant_id,
+                                    limit=limit, cursor=cursor)
     return WebhookList(
-        data=[WebhookPublic.model_validate(row, from_attributes=True) for row in shown],
-        next_cursor=str(shown[-1].id) if len(rows) > limit else None,
+        data=[WebhookPublic.model_validate(row, from_attributes=True) for row in rows],
+        next_cursor=next_cursor,
     )
 
 
@@ -97,19 +90,13 @@ def deliveries(
     """A webhook's delivery log, newest first; the cursor is the last ID of the previous
     page."""
     _load(session, tenant_id, webhook_id)
-    order = (col(WebhookDelivery.created_at), col(WebhookDelivery.id))
     statement = select(WebhookDelivery).where(WebhookDelivery.tenant_id == tenant_id,
                                               WebhookDelivery.webhook_id == webhook_id)
-    if cursor is not None:
-        after = _row_key(session, WebhookDelivery, tenant_id=tenant_id, cursor=cursor)
-        if after is None:
-            return DeliveryList(data=[])
-        statement = statement.where(tuple_(*order) < tuple_(*after))
-    rows = session.exec(statement.order_by(*(c.desc() for c in order)).limit(limit + 1)).all()
-    shown = rows[:limit]
+    rows, next_cursor = paging.page(session, statement, WebhookDelivery, tenant_id=tenant_id,
+                                    limit=limit, cursor=cursor, newest_first=True)
     return DeliveryList(
-        data=[DeliveryPublic.model_validate(row, from_attributes=True) for row in shown],
-        next_cursor=str(shown[-1].id) if len(rows) > limit else None,
+        data=[DeliveryPublic.model_validate(row, from_attributes=True) for row in rows],
+        next_cursor=next_cursor,
     )
 
 
@@ -169,15 +156,3 @@ def _load(session: Session, tenant_id: uuid.UUID, webhook_id: uuid.UUID) -> Webh
     return webhook
 
 
-def _row_key(
-    session: Session, table: type[Webhook] | type[WebhookDelivery], *, tenant_id: uuid.UUID,
-    cursor: str,
-) -> tuple[datetime, uuid.UUID] | None:
-    try:
-        row_id = uuid.UUID(cursor)
-    except ValueError:
-        return None
-    row = session.exec(
-        select(table.created_at, table.id).where(table.tenant_id == tenant_id, table.id == row_id)
-    ).first()
-    return None if row is None else (row[0], row[1])
