@@ -2,7 +2,7 @@
 `legal_hold_memory` (the memories a memory_ids hold names); row-level security.
 
 Revision ID: 0016_legal_holds
-Revises: 0014_subject_routed_index
+Revises: 0015_staff_and_keys
 Create Date: 2026-12-01
 """
 

@@ -1,7 +1,7 @@
 """Artifacts and webhooks; the tenant settings `forget.cascade` and `retractions.keep_about`.
 
 Revision ID: 0017_artifacts_webhooks
-Revises: 0014_subject_routed_index
+Revises: 0016_legal_holds
 Create Date: 2026-12-01
 """
 

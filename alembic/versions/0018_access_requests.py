@@ -1,7 +1,7 @@
 """Access requests: the export each one produced, kept apart from its operation record.
 
 Revision ID: 0018_access_requests
-Revises: 0014_subject_routed_index
+Revises: 0017_artifacts_webhooks
 Create Date: 2026-12-08
 """
 
