@@ -44,7 +44,10 @@ class Target:
 
 def check(url: str, *, allow_private: bool) -> Target:
     """Resolve ``url``'s host and vet every address; `UnsafeWebhookUrl` (422) if any fails."""
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+    except ValueError:  # an unbalanced "[" of an IPv6 literal, say
+        raise UnsafeWebhookUrl("The URL is not valid.") from None
     scheme = parts.scheme.lower()
     if scheme not in SCHEMES:
         raise UnsafeWebhookUrl("Webhook URLs must be http or https.")

@@ -122,6 +122,7 @@ def test_urls_reaching_inside_the_network_are_refused(
 
 @pytest.mark.parametrize("url", [
     "ftp://hooks.example.com/x", "file:///etc/passwd", "gopher://127.0.0.1/", "hooks.example.com",
+    "http://[::1/hook", "http://hooks.example.com:99999/",
 ])
 def test_only_http_urls_are_accepted(
     client: Any, tenant: dict[str, Any], public_only: None, url: str
