@@ -74,6 +74,25 @@ class Retractions(StrictModel):
     )
 
 
+class Erasure(StrictModel):
+    due_days: float = Field(
+        30.0, gt=0, le=3650,
+        description="Days from filing to an erasure request's `due_at` (GDPR: one month).",
+    )
+    require_approval: bool = Field(
+        False,
+        description="File erasure requests as `pending_approval`, so a compliance officer "
+        "approves each before the cascade runs.",
+    )
+
+
+class Console(StrictModel):
+    session_minutes: float = Field(
+        30.0, ge=1, le=1440,
+        description="Minutes of inactivity after which a console session expires.",
+    )
+
+
 class SettingsPublic(PublicModel):
     half_lives: HalfLives
     retention: Retention
@@ -81,6 +100,8 @@ class SettingsPublic(PublicModel):
     supersession: Supersession
     forget: ForgetCascade
     retractions: Retractions
+    erasure: Erasure
+    console: Console
 
 
 class HalfLivesPatch(StrictModel):
@@ -109,6 +130,15 @@ class RetractionsPatch(StrictModel):
     keep_about: bool | None = None
 
 
+class ErasurePatch(StrictModel):
+    due_days: float | None = Field(None, gt=0, le=3650)
+    require_approval: bool | None = None
+
+
+class ConsolePatch(StrictModel):
+    session_minutes: float | None = Field(None, ge=1, le=1440)
+
+
 class SettingsPatch(StrictModel):
     """Any subset; nested objects merge field by field."""
 
@@ -118,3 +148,5 @@ class SettingsPatch(StrictModel):
     supersession: SupersessionPatch | None = None
     forget: ForgetCascadePatch | None = None
     retractions: RetractionsPatch | None = None
+    erasure: ErasurePatch | None = None
+    console: ConsolePatch | None = None

@@ -13,6 +13,8 @@ from app.core.errors import Conflict, NotFound
 from app.core.models import utcnow
 from app.tenant_settings.models import TenantSettings
 from app.tenant_settings.schemas import (
+    Console,
+    Erasure,
     ForgetCascade,
     HalfLives,
     Retention,
@@ -36,6 +38,8 @@ def create_defaults(session: Session, *, tenant_id: uuid.UUID) -> TenantSettings
         detect_forget_requests=False,
         forget=ForgetCascade().model_dump(),
         retractions=Retractions().model_dump(),
+        erasure=Erasure().model_dump(),
+        console=Console().model_dump(),
     )
     session.add(row)
     return row
@@ -72,6 +76,8 @@ def update(
     row.detect_forget_requests = updated.detect_forget_requests
     row.forget = updated.forget.model_dump()
     row.retractions = updated.retractions.model_dump()
+    row.erasure = updated.erasure.model_dump()
+    row.console = updated.console.model_dump()
     row.updated_at = utcnow()
     session.add(row)
     session.flush()
@@ -109,4 +115,6 @@ def _public(row: TenantSettings) -> SettingsPublic:
         # An empty object (a row from before these settings) reads as the defaults.
         forget=ForgetCascade.model_validate(row.forget),
         retractions=Retractions.model_validate(row.retractions),
+        erasure=Erasure.model_validate(row.erasure),
+        console=Console.model_validate(row.console),
     )
