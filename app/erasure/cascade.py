@@ -102,7 +102,7 @@ def erase_batch(session: Session, *, tenant_id: uuid.UUID, request_id: uuid.UUID
     held = memories.held_by(session, tenant_id=tenant_id, ids=list(derived))
     erase = [locked[i] for i in sorted(locked)
              if i not in held and locked[i].state != MemoryState.forgotten]
-    versions = lifecycle.tombstone(session, erase, reason=REASON, actor=ACTOR)
+    tombstoned = lifecycle.tombstone(session, erase, reason=REASON, actor=ACTOR)
     erased = [memory.id for memory in erase]
     reached = memories.descendants(session, tenant_id=tenant_id, memory_ids=erased)
     asked = artifacts.request_erasure(
@@ -125,7 +125,8 @@ def erase_batch(session: Session, *, tenant_id: uuid.UUID, request_id: uuid.UUID
     counts.update(
         erased_seq=seq, memories=counts.get("memories", 0) + own_erased,
         derived_memories=counts.get("derived_memories", 0) + len(erased) - own_erased,
-        versions=counts.get("versions", 0) + versions,
+        versions=counts.get("versions", 0) + tombstoned.versions,
+        idempotency_records=counts.get("idempotency_records", 0) + tombstoned.answers,
         artifacts=counts.get("artifacts", 0) + len(asked))
     request.counts = counts
     _progress(session, request)
@@ -214,10 +215,10 @@ def resume(session: Session, *, tenant_id: uuid.UUID) -> list[uuid.UUID]:
     them. One still covered is found held again and ends `on_hold` again."""
     resumed = []
     for request in _in_status(session, tenant_id, E.on_hold, lock=True):
-        for item in request.held:
-            if item.get("released_at") is None:
-                item["released_at"] = utcnow().isoformat()
-        request.held = list(request.held)
+        now = utcnow().isoformat()
+        # New objects: a JSON column changed in place would not be written.
+        request.held = [{**item, "released_at": item.get("released_at") or now}
+                        for item in request.held]
         store.unhold(session, request_id=request.id)
         states.move(session, request, E.running, actor=ACTOR, reason="legal hold released")
         resumed.append(request.id)

@@ -200,11 +200,13 @@ REDACT_ANSWERS_OF = text(
 )
 
 
-def redact_answers_of(session: Session, *, memory_ids: Sequence[uuid.UUID], state: str) -> None:
-    """`redact_answers` for many memories in one statement."""
-    if memory_ids:
-        session.execute(REDACT_ANSWERS_OF, {"memory_ids": [str(i) for i in memory_ids],
-                                            "state": str(state)})
+def redact_answers_of(session: Session, *, memory_ids: Sequence[uuid.UUID], state: str) -> int:
+    """`redact_answers` for many memories in one statement; returns how many."""
+    if not memory_ids:
+        return 0
+    result = session.execute(REDACT_ANSWERS_OF, {"memory_ids": [str(i) for i in memory_ids],
+                                                 "state": str(state)})
+    return int(getattr(result, "rowcount", 0) or 0)
 
 
 # Pending jobs whose payload names the subject: failed, payload gone (an erasure's part).

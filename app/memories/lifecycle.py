@@ -206,27 +206,34 @@ def destroy_content(
     ))
 
 
+@dataclass(frozen=True)
+class Tombstoned:
+    versions: int = 0  # versions emptied
+    answers: int = 0  # stored answers redacted
+
+
 def tombstone(
     session: Session, memories: Sequence[Memory], *, reason: str, actor: str,
-) -> int:
+) -> Tombstoned:
     """The tombstone of many locked memories of one tenant at once (what `destroy_content`
     does for one): each becomes `forgotten` (audited), every version's text and vector, the
     key, dependencies, metadata and flags are purged, and the stored answers that showed them
     are redacted, in a few statements for the whole set. Refused with `LegalHold`, before
-    anything changes, when an active hold covers any of them. Returns the number of versions
-    purged.
+    anything changes, when an active hold covers any of them. Returns how many versions and
+    stored answers it emptied.
     """
     if not memories:
-        return 0
+        return Tombstoned()
     tenant_id = memories[0].tenant_id
     ids = [memory.id for memory in memories]
     held = store.held_by(session, tenant_id=tenant_id, ids=ids)
     if held:
         raise LegalHold(min(held))
     versions = store.purge_contents(session, memories)
-    operations.redact_answers_of(session, memory_ids=ids, state=MemoryState.forgotten.value)
+    answers = operations.redact_answers_of(session, memory_ids=ids,
+                                           state=MemoryState.forgotten.value)
     for memory in memories:
         transition(session, memory, MemoryState.forgotten, reason=reason, actor=actor,
                    flush=False)
     session.flush()
-    return versions
+    return Tombstoned(versions=versions, answers=answers)
