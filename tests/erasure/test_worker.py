@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -118,3 +119,35 @@ def test_a_worker_killed_mid_cascade_converges_with_exact_counts(
                                     "'Background%'").fetchone()[0]
     assert background == 200
     assert b"WorkerLostError" in log.read_bytes() or b"SIGKILL" in log.read_bytes()
+
+
+def test_an_erasure_runs_through_a_worker_on_the_redis_broker(
+    client: Any, tenant: dict[str, Any], owner_conn: Any
+) -> None:
+    from celery import Celery
+
+    from tests.core.test_celery_worker import REDIS_URL, _redis_answers, worker
+
+    if not _redis_answers():
+        pytest.skip("no Redis answers at 127.0.0.1:6379; the Redis broker path is untested here")
+    seed(owner_conn, tenant_id=tenant["id"], subject=SUBJECT, memories=50, versions=2,
+         derived=5)
+    filed = client.post("/v1/erasure-requests", json={"subject": SUBJECT},
+                        headers=tenant["app"]).json()
+    queue = f"test-{uuid.uuid4().hex[:8]}"
+    with worker(REDIS_URL, queue) as process:
+        sender = Celery("lethe-test-sender", broker=REDIS_URL)
+        sender.conf.update(task_serializer="json", accept_content=["json"])
+        sender.send_task("erasure.run", args=[filed["id"], tenant["id"]], queue=queue)
+        deadline = time.monotonic() + DEADLINE
+        body: dict[str, Any] = {}
+        while time.monotonic() < deadline:
+            body = client.get(f"/v1/erasure-requests/{filed['id']}",
+                              headers=tenant["app"]).json()
+            if body["status"] in ("completed", "failed"):
+                break
+            assert process.poll() is None, "the worker died"
+            time.sleep(0.3)
+    assert body["status"] == "completed", body
+    assert body["receipt"]["counts"]["memories"] == 50
+    assert body["receipt"]["counts"]["derived_memories"] == 5
