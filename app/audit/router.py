@@ -44,9 +44,10 @@ def list_audit_events(
 ) -> AuditPage:
     """List this tenant's audit events oldest first, optionally filtered (compliance key)."""
     if source is not None:
-        if target_id is not None:
-            raise InvalidRequest("Give `target_id` or `source`, not both.")
-        target_id = sources.target(session, principal.tenant_id, source)
+        hashed = sources.target(session, principal.tenant_id, source)
+        if target_id is not None and target_id != hashed:
+            return AuditPage(data=[], next_cursor=None)  # no event is about both
+        target_id = hashed
     return service.events(session, tenant_id=principal.tenant_id, target_id=target_id,
                           action=action, actor=actor, since=since, limit=limit, cursor=cursor)
 
