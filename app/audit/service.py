@@ -11,9 +11,10 @@ import binascii
 import json
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
+from datetime import UTC, date, datetime, time, timedelta
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import String, any_, bindparam, text
+from sqlalchemy import String, any_, bindparam, func, text
 from sqlalchemy import event as sa_event
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.orm import Session as OrmSession
@@ -39,6 +40,11 @@ TRAIL_LIMIT = 200
 def actor_for(principal: Principal) -> str:
     """The actor naming an API key."""
     return f"key:{principal.key_id}"
+
+
+def staff_actor(staff_id: uuid.UUID) -> str:
+    """The actor naming a console staff member (their row outlives their removal)."""
+    return f"staff:{staff_id}"
 
 
 def system_actor(job: str) -> str:
@@ -230,6 +236,25 @@ def about_targets(
         .order_by(col(AuditEvent.seq))
     ).all()
     return [AuditEventPublic.model_validate(row) for row in rows]
+
+
+def state_changes_per_day(
+    session: Session, *, tenant_id: uuid.UUID, days: int, today: date | None = None
+) -> list[tuple[date, int]]:
+    """Events that moved something between states, per UTC day, for the last ``days`` days
+    ending today (every day named, zeros too), oldest first."""
+    last = today or utcnow().date()
+    first = last - timedelta(days=days - 1)
+    day = func.date(func.timezone("UTC", AuditEvent.created_at))
+    rows = session.exec(
+        select(day, func.count())
+        .where(AuditEvent.tenant_id == tenant_id, col(AuditEvent.to_state).is_not(None),
+               col(AuditEvent.created_at) >= datetime.combine(first, time(), UTC))
+        .group_by(day)
+    ).all()
+    counts = {found: count for found, count in rows}
+    return [(first + timedelta(days=n), counts.get(first + timedelta(days=n), 0))
+            for n in range(days)]
 
 
 def encode_cursor(seq: int) -> str:

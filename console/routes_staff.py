@@ -1,0 +1,16 @@
+"""The staff page."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse, Response
+
+from console.deps import ViewerDep
+from console.templating import templates
+
+router = APIRouter(include_in_schema=False)
+
+
+@router.get("/staff", name="staff_page", response_class=HTMLResponse)
+def staff_page(request: Request, viewer: ViewerDep) -> Response:
+    return templates.TemplateResponse(request, "staff.html", {"viewer": viewer})
