@@ -5,13 +5,36 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
 
+from app.audit import service as audit
+from app.core import uow
+from app.holds import service as holds
+from app.memories import queries as memories
+from app.memories.models import MemoryState
+from console import charts
 from console.deps import ViewerDep
 from console.templating import templates
 
 router = APIRouter(include_in_schema=False)
 
+CHART_DAYS = 30
+
 
 @router.get("/", name="home", response_class=HTMLResponse)
 def home(request: Request, viewer: ViewerDep) -> Response:
-    """The signed-in member's start page."""
-    return templates.TemplateResponse(request, "home.html", {"viewer": viewer})
+    """Counts per state, the quarantine queue, holds, the audit chain and 30 days of moves."""
+    with uow.unit_of_work(viewer.tenant_id) as session:
+        counts = memories.counts_by_state(session, tenant_id=viewer.tenant_id)
+        active_holds = holds.active_count(session, tenant_id=viewer.tenant_id)
+        chain = audit.verify(session, tenant_id=viewer.tenant_id)
+        series = audit.state_changes_per_day(session, tenant_id=viewer.tenant_id,
+                                             days=CHART_DAYS)
+    return templates.TemplateResponse(request, "home.html", {
+        "viewer": viewer,
+        "counts": counts,
+        "states": list(MemoryState),
+        "quarantined": counts[MemoryState.quarantined],
+        "active_holds": active_holds,
+        "chain": chain,
+        "chart": charts.daily_bars(series),
+        "chart_days": CHART_DAYS,
+    })

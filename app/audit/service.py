@@ -11,6 +11,7 @@ import binascii
 import json
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -190,20 +191,59 @@ def events(
     target_id: str | None = None,
     limit: int = 50,
     cursor: str | None = None,
+    filters: EventFilters | None = None,
+    newest_first: bool = False,
 ) -> AuditPage:
-    """The tenant's events oldest first, optionally only those about ``target_id``."""
+    """The tenant's events oldest first (``newest_first``: the reverse), optionally only those
+    about ``target_id`` and matching ``filters``. The cursor names the last seq shown; the
+    next page goes on past it in the same order."""
     statement = select(AuditEvent).where(AuditEvent.tenant_id == tenant_id)
     if target_id is not None:
         statement = statement.where(AuditEvent.target_id == target_id)
+    if filters is not None:
+        statement = filters.apply(statement)
+    seq = col(AuditEvent.seq)
     if cursor is not None:
-        statement = statement.where(col(AuditEvent.seq) > decode_cursor(cursor))
-    rows = list(session.exec(statement.order_by(col(AuditEvent.seq)).limit(limit + 1)))
+        last = decode_cursor(cursor)
+        statement = statement.where(seq < last if newest_first else seq > last)
+    order = seq.desc() if newest_first else seq
+    rows = list(session.exec(statement.order_by(order).limit(limit + 1)))
     more = len(rows) > limit
     rows = rows[:limit]
     return AuditPage(
         data=[AuditEventPublic.model_validate(row) for row in rows],
         next_cursor=encode_cursor(rows[-1].seq) if more else None,
     )
+
+
+@dataclass(frozen=True)
+class EventFilters:
+    """What the console's audit log narrows by; None matches everything."""
+
+    actor: str | None = None
+    # An exact action, or a family: "staff" matches "staff.created", "staff.removed", …
+    action: str | None = None
+    target_kind: str | None = None
+    target_id: str | None = None
+    since: datetime | None = None
+    until: datetime | None = None
+
+    def apply(self, statement: Any) -> Any:
+        if self.actor is not None:
+            statement = statement.where(AuditEvent.actor == self.actor)
+        if self.action is not None:
+            statement = statement.where(
+                (col(AuditEvent.action) == self.action)
+                | col(AuditEvent.action).startswith(self.action + ".", autoescape=True))
+        if self.target_kind is not None:
+            statement = statement.where(AuditEvent.target_kind == self.target_kind)
+        if self.target_id is not None:
+            statement = statement.where(AuditEvent.target_id == self.target_id)
+        if self.since is not None:
+            statement = statement.where(col(AuditEvent.created_at) >= self.since)
+        if self.until is not None:
+            statement = statement.where(col(AuditEvent.created_at) < self.until)
+        return statement
 
 
 def trail(
