@@ -50,7 +50,7 @@ def audit_page(
             errors[name] = TIME_HINT
             times[name] = None
     filters = audit.EventFilters(
-        actor=values["actor"] or None, action=values["action"] or None,
+        actor=values["actor"] or None, action_family=values["action"] or None,
         target_id=values["target"] or None, since=times["since"], until=times["until"],
     )
     page, chain = None, None

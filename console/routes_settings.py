@@ -28,7 +28,7 @@ NUMBERS: dict[str, tuple[str, str]] = {
     "retention.quarantine_days": ("Quarantined memories", "Days before they are deleted."),
     "erasure.due_days": ("Erasure due after", "Days from filing to the due date (GDPR: 30)."),
     "console.session_minutes": ("Console idle timeout",
-                                "Minutes of inactivity before a session ends (1–1440)."),
+                                "Minutes of inactivity before a session ends (1 to 1440)."),
 }
 GROUPS = [
     ("Half-lives", "How fast memories of each kind fade.",

@@ -11,7 +11,7 @@ import binascii
 import json
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, time, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -189,19 +189,23 @@ def events(
     *,
     tenant_id: uuid.UUID,
     target_id: str | None = None,
+    action: str | None = None,
+    actor: str | None = None,
+    since: datetime | None = None,
     limit: int = 50,
     cursor: str | None = None,
     filters: EventFilters | None = None,
     newest_first: bool = False,
 ) -> AuditPage:
     """The tenant's events oldest first (``newest_first``: the reverse), optionally only those
-    about ``target_id`` and matching ``filters``. The cursor names the last seq shown; the
-    next page goes on past it in the same order."""
-    statement = select(AuditEvent).where(AuditEvent.tenant_id == tenant_id)
-    if target_id is not None:
-        statement = statement.where(AuditEvent.target_id == target_id)
-    if filters is not None:
-        statement = filters.apply(statement)
+    about ``target_id``, of ``action``, by ``actor``, at or after ``since``, and matching
+    ``filters``. The cursor names the last seq shown; the next page goes on past it in the
+    same order."""
+    chosen = replace(filters or EventFilters(), **{
+        name: value for name, value in
+        (("target_id", target_id), ("action", action), ("actor", actor), ("since", since))
+        if value is not None})
+    statement = chosen.apply(select(AuditEvent).where(AuditEvent.tenant_id == tenant_id))
     seq = col(AuditEvent.seq)
     if cursor is not None:
         last = decode_cursor(cursor)
@@ -221,8 +225,9 @@ class EventFilters:
     """What the console's audit log narrows by; None matches everything."""
 
     actor: str | None = None
-    # An exact action, or a family: "staff" matches "staff.created", "staff.removed", …
     action: str | None = None
+    # An action or its family: "staff" matches "staff.created", "staff.removed", …
+    action_family: str | None = None
     target_kind: str | None = None
     target_id: str | None = None
     since: datetime | None = None
@@ -232,9 +237,11 @@ class EventFilters:
         if self.actor is not None:
             statement = statement.where(AuditEvent.actor == self.actor)
         if self.action is not None:
+            statement = statement.where(AuditEvent.action == self.action)
+        if self.action_family is not None:
             statement = statement.where(
-                (col(AuditEvent.action) == self.action)
-                | col(AuditEvent.action).startswith(self.action + ".", autoescape=True))
+                (col(AuditEvent.action) == self.action_family)
+                | col(AuditEvent.action).startswith(self.action_family + ".", autoescape=True))
         if self.target_kind is not None:
             statement = statement.where(AuditEvent.target_kind == self.target_kind)
         if self.target_id is not None:
