@@ -64,6 +64,27 @@ def test_dashboard_counts_states_quarantine_holds_chain_and_chart(
     assert "style=" not in html  # the CSP forbids inline styles: none may be needed
 
 
+def test_dashboard_lists_open_erasures_soonest_due_first_and_marks_overdue_ones(
+    client: Any, tenant: dict[str, Any], staff_officer: dict[str, Any], owner_conn: Any
+) -> None:
+    client.patch("/v1/settings", headers=tenant["compliance"],
+                 json={"erasure": {"require_approval": True}})
+    filed = [client.post("/v1/erasure-requests", headers=tenant["compliance"],
+                         json={"subject": f"user:{n}", "reason": "GDPR art. 17"})
+             for n in range(2)]
+    assert [r.status_code for r in filed] == [202, 202], filed[0].text
+    late, on_time = (r.json()["id"] for r in filed)
+    owner_conn.execute("UPDATE erasure_request SET due_at = now() - interval '2 days' "
+                       "WHERE id = %s", (late,))
+    sign_in_client(client, staff_officer)
+    html = client.get("/console/").text
+    assert re.search(r'id="stat-erasures">2<', html)
+    table = html[html.index('id="open-erasures"'):]
+    assert table.index(f"/erasures/{late}") < table.index(f"/erasures/{on_time}")
+    assert table.count("Overdue</span>") == 1
+    assert "user:0" not in html  # the dashboard names requests, not subjects
+
+
 def test_audit_log_filters_by_actor_action_target_and_time(
     client: Any, tenant: dict[str, Any], staff_officer: dict[str, Any]
 ) -> None:
