@@ -201,10 +201,14 @@ def events(
     about ``target_id``, of ``action``, by ``actor``, at or after ``since``, and matching
     ``filters``. The cursor names the last seq shown; the next page goes on past it in the
     same order."""
-    chosen = replace(filters or EventFilters(), **{
-        name: value for name, value in
-        (("target_id", target_id), ("action", action), ("actor", actor), ("since", since))
-        if value is not None})
+    chosen = filters or EventFilters()
+    chosen = replace(
+        chosen,
+        target_id=chosen.target_id if target_id is None else target_id,
+        action=chosen.action if action is None else action,
+        actor=chosen.actor if actor is None else actor,
+        since=chosen.since if since is None else since,
+    )
     statement = chosen.apply(select(AuditEvent).where(AuditEvent.tenant_id == tenant_id))
     seq = col(AuditEvent.seq)
     if cursor is not None:
