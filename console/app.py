@@ -44,7 +44,9 @@ async def _not_signed_in(request: Request, exc: Exception) -> Response:
 
 
 async def _refused(request: Request, exc: Exception) -> Response:
+    # The member, when the refusal came after sign-in was checked: the page keeps its menu.
+    viewer = getattr(request.state, "console_viewer", None)
     return templates.TemplateResponse(
-        request, "refused.html", {"message": REFUSALS[type(exc)]},
+        request, "refused.html", {"message": REFUSALS[type(exc)], "viewer": viewer},
         status_code=status.HTTP_403_FORBIDDEN,
     )

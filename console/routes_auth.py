@@ -14,7 +14,7 @@ from app.core import uow
 from app.staff import sign_in
 from console import auth
 from console import session as console_session
-from console.deps import CsrfDep, SameOriginForm, verify_csrf
+from console.deps import CsrfDep, SameOriginForm, current_viewer, verify_csrf
 from console.templating import templates
 
 router = APIRouter(include_in_schema=False)
@@ -35,7 +35,9 @@ def redirect(request: Request, name: str, **params: str) -> RedirectResponse:
 
 @router.get("/login", name="login_page", response_class=HTMLResponse)
 def login_page(request: Request) -> Response:
-    """Show the sign-in form."""
+    """Show the sign-in form (a member already signed in goes on to the dashboard)."""
+    if current_viewer(request) is not None:
+        return redirect(request, "home")
     expired = request.query_params.get("expired") == "1"
     return templates.TemplateResponse(request, "login.html",
                                       {"error": None, "email": "", "expired": expired})
