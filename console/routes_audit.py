@@ -12,6 +12,7 @@ from fastapi.responses import HTMLResponse, Response
 from app.audit import service as audit
 from app.audit.errors import InvalidCursor
 from app.core import uow
+from console import chain_status
 from console.deps import ViewerDep
 from console.templating import templates
 
@@ -37,6 +38,7 @@ def audit_page(
     since: Annotated[str, Query(max_length=40)] = "",
     until: Annotated[str, Query(max_length=40)] = "",
     cursor: Annotated[str, Query(max_length=100)] = "",
+    verify: Annotated[str, Query(max_length=10)] = "",
 ) -> Response:
     """Filter by actor, action (or its family, e.g. ``staff``), target ID and time."""
     values = {"actor": actor.strip(), "action": action.strip(), "target": target.strip(),
@@ -55,7 +57,8 @@ def audit_page(
     )
     page, chain = None, None
     with uow.unit_of_work(viewer.tenant_id) as session:
-        chain = audit.verify(session, tenant_id=viewer.tenant_id)
+        chain = chain_status.status(session, tenant_id=viewer.tenant_id,
+                                    full=verify == "full")
         if not errors:
             try:
                 page = audit.events(session, tenant_id=viewer.tenant_id, limit=PAGE_SIZE,

@@ -11,7 +11,7 @@ from app.erasure import service as erasures
 from app.holds import service as holds
 from app.memories import queries as memories
 from app.memories.models import MemoryState
-from console import charts
+from console import chain_status, charts
 from console.deps import ViewerDep
 from console.templating import templates
 
@@ -30,7 +30,7 @@ def home(request: Request, viewer: ViewerDep) -> Response:
         active_holds = holds.active_count(session, tenant_id=viewer.tenant_id)
         open_erasures, open_total = erasures.open_requests(
             session, tenant_id=viewer.tenant_id, limit=OPEN_ERASURES_SHOWN)
-        chain = audit.verify(session, tenant_id=viewer.tenant_id)
+        chain = chain_status.status(session, tenant_id=viewer.tenant_id)
         series = audit.state_changes_per_day(session, tenant_id=viewer.tenant_id,
                                              days=CHART_DAYS)
     return templates.TemplateResponse(request, "home.html", {

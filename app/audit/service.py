@@ -147,11 +147,19 @@ def _head(session: Session, tenant_id: uuid.UUID) -> tuple[int, str]:
     return (0, chain.GENESIS) if row is None else (row[0], row[1])
 
 
-def verify(session: Session, *, tenant_id: uuid.UUID) -> VerifyResult:
-    """Recompute every hash of the tenant's chain and check its links and seq continuity."""
+def verify(session: Session, *, tenant_id: uuid.UUID, after: VerifyResult | None = None
+           ) -> VerifyResult:
+    """Recompute every hash of the tenant's chain and check its links and seq continuity.
+
+    ``after``: an earlier intact result for this chain; only the events appended since are
+    checked, linked to its head (seqs run 1…n without gaps, so its head is seq ``events``).
+    """
     expected_seq, prev_hash, count, bad = 1, chain.GENESIS, 0, None
     head: str | None = None
-    for event in _in_order(session, tenant_id):
+    if after is not None and after.ok and after.head is not None:
+        expected_seq, prev_hash = after.events + 1, after.head
+        count, head = after.events, after.head
+    for event in _in_order(session, tenant_id, after=expected_seq - 1):
         count += 1
         if bad is None:
             bad = _fault(event, expected_seq, prev_hash)
@@ -167,8 +175,8 @@ def _fault(event: AuditEvent, expected_seq: int, prev_hash: str) -> int | None:
     return None
 
 
-def _in_order(session: Session, tenant_id: uuid.UUID) -> Iterator[AuditEvent]:
-    after = 0
+def _in_order(session: Session, tenant_id: uuid.UUID, *, after: int = 0
+              ) -> Iterator[AuditEvent]:
     while True:
         batch = list(session.exec(
             select(AuditEvent)

@@ -243,3 +243,18 @@ def test_an_officers_post_without_the_token_is_403(
     assert stolen.status_code == 403
     assert _settings(client, tenant) == before
     assert "spare@acme.example" in client.get("/console/staff").text
+
+
+def test_chain_status_checks_new_events_against_the_remembered_head(
+    client: Any, tenant: dict[str, Any], staff_officer: dict[str, Any]
+) -> None:
+    sign_in_client(client, staff_officer)
+    client.get("/console/audit?verify=full")
+    for n in range(3):
+        add_staff(client, tenant, role="viewer", email=f"late{n}@acme.example")
+    full = client.get("/v1/audit/verify", headers=tenant["compliance"]).json()
+    page = client.get("/console/audit").text
+    assert f"{full['events']} events verified" in page
+    assert f"head <code>{full['head'][:16]}" in page
+    again = client.get("/console/audit?verify=full").text
+    assert "Chain intact" in again
