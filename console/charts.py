@@ -33,9 +33,11 @@ class BarChart:
 
     @property
     def labelled(self) -> list[Bar]:
-        """The bars whose day is written under the axis: every seventh, and the last."""
+        """The bars whose day is written under the axis: every seventh, and the last (a
+        seventh too close to the last would print over it)."""
+        last = len(self.bars) - 1
         return [bar for n, bar in enumerate(self.bars)
-                if n % 7 == 0 or n == len(self.bars) - 1]
+                if (n % 7 == 0 and last - n > 3) or n == last]
 
 
 def daily_bars(series: list[tuple[date, int]]) -> BarChart:
