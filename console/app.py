@@ -3,13 +3,22 @@
 from __future__ import annotations
 
 from fastapi import FastAPI, Request, status
-from fastapi.responses import PlainTextResponse, Response
+from fastapi.responses import Response
 from fastapi.staticfiles import StaticFiles
 
-from console import routes_auth
-from console.deps import CrossSiteForm, NotSignedIn
+from console import routes_audit, routes_auth, routes_dashboard, routes_settings, routes_staff
+from console.cookies import PendingCookiesMiddleware
+from console.deps import CrossSiteForm, CsrfRefused, NotAnOfficer, NotSignedIn
 from console.headers import SecurityHeadersMiddleware
-from console.templating import STATIC_DIR
+from console.templating import STATIC_DIR, templates
+
+REFUSALS: dict[type[Exception], str] = {
+    CrossSiteForm: "Forms from other sites are not accepted.",
+    CsrfRefused: "This form has expired or did not come from this console. "
+                 "Go back, reload the page and try again.",
+    NotAnOfficer: "Your account can read the console but not change anything. "
+                  "Ask an officer to do this.",
+}
 
 
 def create_console() -> FastAPI:
@@ -17,8 +26,15 @@ def create_console() -> FastAPI:
     console = FastAPI(docs_url=None, redoc_url=None, openapi_url=None, title="Lethe console")
     console.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
     console.include_router(routes_auth.router)
+    console.include_router(routes_dashboard.router)
+    console.include_router(routes_audit.router)
+    console.include_router(routes_staff.router)
+    console.include_router(routes_settings.router)
     console.add_exception_handler(NotSignedIn, _not_signed_in)
-    console.add_exception_handler(CrossSiteForm, _cross_site_form)
+    for refusal in REFUSALS:
+        console.add_exception_handler(refusal, _refused)
+    # Outermost last: the headers go on every response, cookies included.
+    console.add_middleware(PendingCookiesMiddleware)
     console.add_middleware(SecurityHeadersMiddleware)
     return console
 
@@ -27,7 +43,10 @@ async def _not_signed_in(request: Request, exc: Exception) -> Response:
     return routes_auth.redirect_to_login(request)
 
 
-async def _cross_site_form(request: Request, exc: Exception) -> Response:
-    return PlainTextResponse(
-        "Forms from other sites are not accepted.", status_code=status.HTTP_403_FORBIDDEN
+async def _refused(request: Request, exc: Exception) -> Response:
+    # The member, when the refusal came after sign-in was checked: the page keeps its menu.
+    viewer = getattr(request.state, "console_viewer", None)
+    return templates.TemplateResponse(
+        request, "refused.html", {"message": REFUSALS[type(exc)], "viewer": viewer},
+        status_code=status.HTTP_403_FORBIDDEN,
     )

@@ -1,53 +1,70 @@
-"""Who may use the console: compliance keys, re-checked on every page."""
+"""Who is signed in to the console: a staff member, re-checked on every page."""
 
 from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 
 from sqlmodel import Session
 
+from app.audit import service as audit
+from app.staff import service as staff_service
+from app.staff.models import StaffRole
+from app.tenant_settings import service as tenant_settings
 from app.tenants import service as tenants
-from app.tenants.models import ApiKey, Role, Tenant
-from app.tenants.service import Principal
 from console.session import ConsoleSession
 
 
 @dataclass(frozen=True)
 class Viewer:
-    """A signed-in compliance officer, as the pages need them."""
+    """A signed-in staff member, as the pages need them (officer or viewer)."""
 
     tenant_id: uuid.UUID
     tenant_name: str
-    key_id: uuid.UUID
+    staff_id: uuid.UUID
+    email: str
+    role: StaffRole
     session: ConsoleSession
+    idle_timeout: timedelta
+
+    @property
+    def is_officer(self) -> bool:
+        return self.role is StaffRole.officer
+
+    @property
+    def actor(self) -> str:
+        """The audit actor for whatever this member does (``staff:<id>``)."""
+        return audit.staff_actor(self.staff_id)
+
+    @property
+    def idle_expires_at(self) -> datetime:
+        """When the session ends if nothing else happens (this page just renewed it)."""
+        return min(datetime.now(UTC) + self.idle_timeout, self.session.hard_expires_at)
 
 
-def sign_in(session: Session, *, raw_key: str) -> Principal | None:
-    """The principal of a compliance key; None for app keys, unknown or revoked keys."""
-    principal = tenants.authenticate(session, raw_key=raw_key)
-    if principal is None or principal.role is not Role.compliance:
-        return None
-    return principal
+def idle_timeout(session: Session, *, tenant_id: uuid.UUID) -> timedelta:
+    minutes = tenant_settings.get(session, tenant_id=tenant_id).console.session_minutes
+    return timedelta(minutes=minutes)
 
 
-def viewer(session: Session, *, login: ConsoleSession) -> Viewer | None:
-    """Resolve a verified cookie; None when its key was revoked or is not a compliance key.
+def viewer(session: Session, *, login: ConsoleSession, now: datetime | None = None
+           ) -> Viewer | None:
+    """Resolve a verified cookie; None when the member was removed, the tenant is gone, or
+    the session sat idle longer than the tenant allows.
 
-    ``session`` must be scoped to ``login.tenant_id``: row-level security then hides any key
-    or tenant row of another tenant, so a cookie can never reach across tenants.
+    ``session`` must be scoped to ``login.tenant_id``: row-level security then hides any
+    staff or tenant row of another tenant, so a cookie can never reach across tenants.
     """
-    key = session.get(ApiKey, login.key_id)
-    if (
-        key is None
-        or key.revoked_at is not None
-        or key.role is not Role.compliance
-        or key.tenant_id != login.tenant_id
-    ):
+    staff = staff_service.active_member(session, tenant_id=login.tenant_id,
+                                        staff_id=login.staff_id)
+    if staff is None:
         return None
-    tenant = session.get(Tenant, login.tenant_id)
-    if tenant is None:
+    name = tenants.name_of(session, tenant_id=login.tenant_id)
+    if name is None:
         return None
-    return Viewer(
-        tenant_id=tenant.id, tenant_name=tenant.name, key_id=key.id, session=login
-    )
+    timeout = idle_timeout(session, tenant_id=login.tenant_id)
+    if (now or datetime.now(UTC)) - login.last_active_at > timeout:
+        return None
+    return Viewer(tenant_id=login.tenant_id, tenant_name=name, staff_id=staff.id,
+                  email=staff.email, role=staff.role, session=login, idle_timeout=timeout)

@@ -21,7 +21,7 @@ DETAILS_MAX_DEPTH = 4
 DETAILS_MAX_ITEMS = 100
 TARGET_ID_MAX = 255
 
-ACTOR = re.compile(r"^(key:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+ACTOR = re.compile(r"^((?:key|staff):[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
                    r"|system:[a-z][a-z0-9_.-]{0,62}|admin)$")
 ACTION = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_-]*)+$")
 KIND = re.compile(r"^[a-z][a-z0-9_]*$")

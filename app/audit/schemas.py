@@ -12,7 +12,8 @@ from app.core.schemas import PublicModel
 
 class AuditEventPublic(PublicModel):
     seq: int = Field(description="Position in this tenant's chain: 1, 2, 3 … without gaps.")
-    actor: str = Field(description='"key:<api key id>", "system:<job>" or "admin".')
+    actor: str = Field(description='"key:<api key id>", "staff:<staff member id>", '
+                                   '"system:<job>" or "admin".')
     action: str = Field(description='What happened, e.g. "memory.transition".')
     target_kind: str
     target_id: str | None
@@ -30,7 +31,8 @@ class TrailEvent(PublicModel):
     why, without the chain's hashes (`GET /v1/audit?target_id=` has the full event)."""
 
     seq: int = Field(description="Its position in the tenant's audit chain.")
-    actor: str = Field(description='"key:<api key id>", "system:<job>" or "admin".')
+    actor: str = Field(description='"key:<api key id>", "staff:<staff member id>", '
+                                   '"system:<job>" or "admin".')
     action: str = Field(description='What happened, e.g. "memory.transition".')
     from_state: str | None
     to_state: str | None

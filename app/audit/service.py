@@ -11,11 +11,11 @@ import binascii
 import json
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
-from datetime import datetime
+from dataclasses import dataclass, field, replace
+from datetime import UTC, date, datetime, time, timedelta
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import String, any_, bindparam, insert, text
+from sqlalchemy import String, any_, bindparam, func, insert, text
 from sqlalchemy import event as sa_event
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.orm import Session as OrmSession
@@ -41,6 +41,11 @@ TRAIL_LIMIT = 200
 def actor_for(principal: Principal) -> str:
     """The actor naming an API key."""
     return f"key:{principal.key_id}"
+
+
+def staff_actor(staff_id: uuid.UUID) -> str:
+    """The actor naming a console staff member (their row outlives their removal)."""
+    return f"staff:{staff_id}"
 
 
 def system_actor(job: str) -> str:
@@ -189,11 +194,19 @@ def _head(session: Session, tenant_id: uuid.UUID) -> tuple[int, str]:
     return (0, chain.GENESIS) if row is None else (row[0], row[1])
 
 
-def verify(session: Session, *, tenant_id: uuid.UUID) -> VerifyResult:
-    """Recompute every hash of the tenant's chain and check its links and seq continuity."""
+def verify(session: Session, *, tenant_id: uuid.UUID, after: VerifyResult | None = None
+           ) -> VerifyResult:
+    """Recompute every hash of the tenant's chain and check its links and seq continuity.
+
+    ``after``: an earlier intact result for this chain; only the events appended since are
+    checked, linked to its head (seqs run 1…n without gaps, so its head is seq ``events``).
+    """
     expected_seq, prev_hash, count, bad = 1, chain.GENESIS, 0, None
     head: str | None = None
-    for event in _in_order(session, tenant_id):
+    if after is not None and after.ok and after.head is not None:
+        expected_seq, prev_hash = after.events + 1, after.head
+        count, head = after.events, after.head
+    for event in _in_order(session, tenant_id, after=expected_seq - 1):
         count += 1
         if bad is None:
             bad = _fault(event, expected_seq, prev_hash)
@@ -209,8 +222,8 @@ def _fault(event: AuditEvent, expected_seq: int, prev_hash: str) -> int | None:
     return None
 
 
-def _in_order(session: Session, tenant_id: uuid.UUID) -> Iterator[AuditEvent]:
-    after = 0
+def _in_order(session: Session, tenant_id: uuid.UUID, *, after: int = 0
+              ) -> Iterator[AuditEvent]:
     while True:
         batch = list(session.exec(
             select(AuditEvent)
@@ -236,27 +249,67 @@ def events(
     since: datetime | None = None,
     limit: int = 50,
     cursor: str | None = None,
+    filters: EventFilters | None = None,
+    newest_first: bool = False,
 ) -> AuditPage:
-    """The tenant's events oldest first, optionally only those about ``target_id``, of
-    ``action``, by ``actor``, at or after ``since``."""
-    statement = select(AuditEvent).where(AuditEvent.tenant_id == tenant_id)
-    if target_id is not None:
-        statement = statement.where(AuditEvent.target_id == target_id)
-    if action is not None:
-        statement = statement.where(AuditEvent.action == action)
-    if actor is not None:
-        statement = statement.where(AuditEvent.actor == actor)
-    if since is not None:
-        statement = statement.where(col(AuditEvent.created_at) >= since)
+    """The tenant's events oldest first (``newest_first``: the reverse), optionally only those
+    about ``target_id``, of ``action``, by ``actor``, at or after ``since``, and matching
+    ``filters``. The cursor names the last seq shown; the next page goes on past it in the
+    same order."""
+    chosen = filters or EventFilters()
+    chosen = replace(
+        chosen,
+        target_id=chosen.target_id if target_id is None else target_id,
+        action=chosen.action if action is None else action,
+        actor=chosen.actor if actor is None else actor,
+        since=chosen.since if since is None else since,
+    )
+    statement = chosen.apply(select(AuditEvent).where(AuditEvent.tenant_id == tenant_id))
+    seq = col(AuditEvent.seq)
     if cursor is not None:
-        statement = statement.where(col(AuditEvent.seq) > decode_cursor(cursor))
-    rows = list(session.exec(statement.order_by(col(AuditEvent.seq)).limit(limit + 1)))
+        last = decode_cursor(cursor)
+        statement = statement.where(seq < last if newest_first else seq > last)
+    order = seq.desc() if newest_first else seq
+    rows = list(session.exec(statement.order_by(order).limit(limit + 1)))
     more = len(rows) > limit
     rows = rows[:limit]
     return AuditPage(
         data=[AuditEventPublic.model_validate(row) for row in rows],
         next_cursor=encode_cursor(rows[-1].seq) if more else None,
     )
+
+
+@dataclass(frozen=True)
+class EventFilters:
+    """What the console's audit log narrows by; None matches everything."""
+
+    actor: str | None = None
+    action: str | None = None
+    # An action or its family: "staff" matches "staff.created", "staff.removed", …
+    action_family: str | None = None
+    target_kind: str | None = None
+    target_id: str | None = None
+    since: datetime | None = None
+    until: datetime | None = None
+
+    def apply(self, statement: Any) -> Any:
+        if self.actor is not None:
+            statement = statement.where(AuditEvent.actor == self.actor)
+        if self.action is not None:
+            statement = statement.where(AuditEvent.action == self.action)
+        if self.action_family is not None:
+            statement = statement.where(
+                (col(AuditEvent.action) == self.action_family)
+                | col(AuditEvent.action).startswith(self.action_family + ".", autoescape=True))
+        if self.target_kind is not None:
+            statement = statement.where(AuditEvent.target_kind == self.target_kind)
+        if self.target_id is not None:
+            statement = statement.where(AuditEvent.target_id == self.target_id)
+        if self.since is not None:
+            statement = statement.where(col(AuditEvent.created_at) >= self.since)
+        if self.until is not None:
+            statement = statement.where(col(AuditEvent.created_at) < self.until)
+        return statement
 
 
 def trail(
@@ -289,6 +342,25 @@ def about_targets(
         .order_by(col(AuditEvent.seq))
     ).all()
     return [AuditEventPublic.model_validate(row) for row in rows]
+
+
+def state_changes_per_day(
+    session: Session, *, tenant_id: uuid.UUID, days: int, today: date | None = None
+) -> list[tuple[date, int]]:
+    """Events that moved something between states, per UTC day, for the last ``days`` days
+    ending today (every day named, zeros too), oldest first."""
+    last = today or utcnow().date()
+    first = last - timedelta(days=days - 1)
+    day = func.date(func.timezone("UTC", AuditEvent.created_at))
+    rows = session.exec(
+        select(day, func.count())
+        .where(AuditEvent.tenant_id == tenant_id, col(AuditEvent.to_state).is_not(None),
+               col(AuditEvent.created_at) >= datetime.combine(first, time(), UTC))
+        .group_by(day)
+    ).all()
+    counts = {found: count for found, count in rows}
+    return [(first + timedelta(days=n), counts.get(first + timedelta(days=n), 0))
+            for n in range(days)]
 
 
 def encode_cursor(seq: int) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import uuid
 from datetime import timedelta
 
+from sqlalchemy import func
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 
@@ -127,6 +128,18 @@ def page(
                                     limit=limit, cursor=cursor)
     return ErasureRequestList(data=[public(session, row, with_receipt=False) for row in rows],
                               next_cursor=next_cursor)
+
+
+def open_requests(session: Session, *, tenant_id: uuid.UUID, limit: int
+                  ) -> tuple[list[ErasureRequestPublic], int]:
+    """The first ``limit`` open requests, soonest due first, and how many are open in all."""
+    is_open = col(ErasureRequest.status).in_([status.value for status in OPEN])
+    where = (ErasureRequest.tenant_id == tenant_id, is_open)
+    rows = session.exec(select(ErasureRequest).where(*where)
+                        .order_by(col(ErasureRequest.due_at), col(ErasureRequest.id))
+                        .limit(limit)).all()
+    total = session.exec(select(func.count()).select_from(ErasureRequest).where(*where)).one()
+    return [public(session, row, with_receipt=False) for row in rows], total
 
 
 def lock(session: Session, *, tenant_id: uuid.UUID, request_id: uuid.UUID) -> ErasureRequest:

@@ -171,3 +171,8 @@ def _public(
         created_at=hold.created_at, created_by=hold.created_by, released_at=hold.released_at,
         released_by=hold.released_by,
     )
+
+
+def active_count(session: Session, *, tenant_id: uuid.UUID) -> int:
+    """How many holds of the tenant are in force."""
+    return store.count_active(session, tenant_id=tenant_id)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 
+from sqlalchemy import func
 from sqlmodel import Session, col, select
 
 from app.core import paging
@@ -63,6 +64,13 @@ def page(
                                     else col(LegalHold.released_at).is_not(None))
     return paging.page(session, statement, LegalHold, tenant_id=tenant_id, limit=limit,
                        cursor=cursor)
+
+
+def count_active(session: Session, *, tenant_id: uuid.UUID) -> int:
+    return session.exec(
+        select(func.count()).select_from(LegalHold)
+        .where(LegalHold.tenant_id == tenant_id, col(LegalHold.released_at).is_(None))
+    ).one()
 
 
 def anonymize_released(

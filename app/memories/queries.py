@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Text, and_, or_, tuple_
+from sqlalchemy import Text, and_, func, or_, tuple_
 from sqlalchemy import cast as sa_cast
 from sqlalchemy import select as sa_select
 from sqlalchemy import text as sql
@@ -367,3 +367,13 @@ def edges_of_subject(
                              Memory.tenant_id == tenant_id, Memory.subject == subject)))),
         ).order_by(col(ProvenanceEdge.created_at), col(ProvenanceEdge.id))
     ))
+
+
+def counts_by_state(session: Session, *, tenant_id: uuid.UUID) -> dict[MemoryState, int]:
+    """How many of the tenant's memories are in each state (every state named, zeros too)."""
+    rows = session.exec(
+        select(Memory.state, func.count()).where(Memory.tenant_id == tenant_id)
+        .group_by(Memory.state)
+    ).all()
+    found = {MemoryState(state): count for state, count in rows}
+    return {state: found.get(state, 0) for state in MemoryState}

@@ -6,7 +6,7 @@ import enum
 import uuid
 from datetime import datetime
 
-from sqlalchemy import Column, Enum, ForeignKey, Index, String, text
+from sqlalchemy import Column, Enum, ForeignKey, Index, Integer, String, text
 from sqlmodel import Field, SQLModel
 
 from app.core.models import timestamp_field
@@ -41,3 +41,20 @@ class Staff(SQLModel, table=True):
     # A removed member keeps the row, so the audit trail's `staff:<id>` still names a person;
     # the row can no longer sign in.
     removed_at: datetime | None = timestamp_field(nullable=True)
+
+
+class SignInThrottle(SQLModel, table=True):
+    """Failed console sign-ins per email, across tenants.
+
+    Keyed by a keyed digest of the email, so the row says nothing about who tried, and kept
+    for unknown emails too: a lockout must not tell a guesser which emails have accounts.
+    Belongs to no tenant (an email may have accounts in several), so it has no row-level
+    security; only app/staff/sign_in.py touches it.
+    """
+
+    __tablename__ = "staff_sign_in_throttle"
+
+    email_digest: str = Field(sa_column=Column(String(64), primary_key=True))
+    failures: int = Field(sa_column=Column(Integer, nullable=False))
+    last_failure_at: datetime = timestamp_field()
+    locked_until: datetime | None = timestamp_field(nullable=True)

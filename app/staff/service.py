@@ -93,3 +93,10 @@ def verify_password(
     if passwords.needs_rehash(staff.password_hash):
         store.set_password_hash(session, staff, passwords.hash_password(password))
     return staff
+
+
+def active_member(session: Session, *, tenant_id: uuid.UUID, staff_id: uuid.UUID
+                  ) -> Staff | None:
+    """The member if they exist and were not removed (a removed member's session ends)."""
+    staff = store.get(session, tenant_id=tenant_id, staff_id=staff_id)
+    return staff if staff is not None and staff.removed_at is None else None

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
+from datetime import datetime, timedelta
 
-from sqlalchemy import text
+from sqlalchemy import case, delete, text
 from sqlalchemy.dialects.postgresql import insert
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
 from app.core import paging
 from app.core.models import utcnow
-from app.staff.models import Staff, StaffRole
+from app.staff.models import SignInThrottle, Staff, StaffRole
 
 _ACTIVE = text("removed_at IS NULL")
 
@@ -64,3 +65,50 @@ def set_password_hash(session: Session, staff: Staff, password_hash: str) -> Non
     staff.password_hash = password_hash
     session.add(staff)
     session.flush()
+
+
+def tenants_with_email(session: Session, *, email: str) -> list[uuid.UUID]:
+    """The tenants with an active member of this email, oldest account first. Sees rows only
+    in a transaction that names the email in `SIGN_IN_EMAIL_GUC` (migration 0023)."""
+    rows = session.exec(
+        select(Staff.tenant_id).where(Staff.email == email, _ACTIVE)
+        .order_by(col(Staff.created_at), col(Staff.id))
+    ).all()
+    return list(dict.fromkeys(rows))
+
+
+def locked_until(session: Session, *, email_digest: str) -> datetime | None:
+    """When the lock on this email ends, if it is locked now."""
+    row = session.get(SignInThrottle, email_digest)
+    if row is None or row.locked_until is None or row.locked_until <= utcnow():
+        return None
+    return row.locked_until
+
+
+def count_failure(
+    session: Session, *, email_digest: str, window: timedelta, limit: int, lock: timedelta
+) -> SignInThrottle:
+    """Count one failed sign-in; the ``limit``-th within ``window`` locks the email for
+    ``lock``. One statement, so concurrent failures are all counted."""
+    now = utcnow()
+    table = SignInThrottle.__table__  # type: ignore[attr-defined]
+    stale = table.c.last_failure_at < now - window
+    failures = case((stale, 1), else_=table.c.failures + 1)
+    statement = (
+        insert(SignInThrottle)
+        .values(email_digest=email_digest, failures=1, last_failure_at=now,
+                locked_until=now + lock if limit <= 1 else None)
+        .on_conflict_do_update(
+            index_elements=["email_digest"],
+            set_={"failures": failures, "last_failure_at": now,
+                  "locked_until": case((failures >= limit, now + lock), else_=None)},
+        )
+        .returning(SignInThrottle)
+    )
+    row: SignInThrottle = session.scalars(
+        statement, execution_options={"populate_existing": True}).one()
+    return row
+
+
+def clear_failures(session: Session, *, email_digest: str) -> None:
+    session.execute(delete(SignInThrottle).where(col(SignInThrottle.email_digest) == email_digest))

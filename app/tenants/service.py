@@ -57,6 +57,12 @@ def exists(session: Session, *, tenant_id: uuid.UUID) -> bool:
     return session.get(Tenant, tenant_id) is not None
 
 
+def name_of(session: Session, *, tenant_id: uuid.UUID) -> str | None:
+    """The tenant's name, or None when it does not exist (or ``session`` is scoped elsewhere)."""
+    tenant = session.get(Tenant, tenant_id)
+    return None if tenant is None else tenant.name
+
+
 # Names the key's hash and reads its row in one statement (migration 0007_key_lookup).
 _KEY_SQL = text("SELECT id, tenant_id, role FROM lethe_api_key(:key_hash)")
 
