@@ -6,7 +6,7 @@ from fastapi import FastAPI, Request, status
 from fastapi.responses import PlainTextResponse, Response
 from fastapi.staticfiles import StaticFiles
 
-from console import routes_auth
+from console import routes_auth, routes_holds, routes_memories, routes_quarantine
 from console.deps import CrossSiteForm, NotSignedIn
 from console.headers import SecurityHeadersMiddleware
 from console.templating import STATIC_DIR
@@ -17,6 +17,9 @@ def create_console() -> FastAPI:
     console = FastAPI(docs_url=None, redoc_url=None, openapi_url=None, title="Lethe console")
     console.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
     console.include_router(routes_auth.router)
+    console.include_router(routes_memories.router)
+    console.include_router(routes_quarantine.router)
+    console.include_router(routes_holds.router)
     console.add_exception_handler(NotSignedIn, _not_signed_in)
     console.add_exception_handler(CrossSiteForm, _cross_site_form)
     console.add_middleware(SecurityHeadersMiddleware)

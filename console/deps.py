@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 from typing import Annotated
 
 from fastapi import Depends, Request
 
 from app.core import uow
+from app.core.runtime import get_runtime
 from console import auth
 from console import session as console_session
+from console.templating import templates
 
 
 class NotSignedIn(Exception):
@@ -45,3 +49,44 @@ def same_origin_form(request: Request) -> None:
 
 ViewerDep = Annotated[auth.Viewer, Depends(require_viewer)]
 SameOriginForm = Depends(same_origin_form)
+
+
+# --- Officer, CSRF and actor -----------------------------------------------------------------
+# Until staff sign-in lands, every compliance key signs in as an officer: these keep the names
+# the pages use (`OfficerDep`, `CsrfForm`, `csrf_token`, `actor_of`) so the switch is one place.
+
+CSRF_FIELD = "csrf_token"
+
+
+class CsrfRefused(Exception):
+    """A form post without this session's CSRF token."""
+
+
+def require_officer(viewer: ViewerDep) -> auth.Viewer:
+    return viewer
+
+
+def csrf_token(request: Request) -> str:
+    """The token this session's forms carry: a keyed digest of the session cookie, so it is
+    worthless in any other session and needs no storage."""
+    cookie = request.cookies.get(console_session.COOKIE_NAME, "")
+    key = get_runtime().secret_key.encode()
+    return hmac.new(key, b"console-csrf:" + cookie.encode(), hashlib.sha256).hexdigest()
+
+
+async def check_csrf(request: Request) -> None:
+    form = await request.form()
+    sent = form.get(CSRF_FIELD)
+    if not isinstance(sent, str) or not hmac.compare_digest(sent, csrf_token(request)):
+        raise CsrfRefused
+
+
+def actor_of(viewer: auth.Viewer) -> str:
+    """The audit actor naming whoever is signed in."""
+    return f"key:{viewer.key_id}"
+
+
+OfficerDep = Annotated[auth.Viewer, Depends(require_officer)]
+CsrfForm = Depends(check_csrf)
+templates.env.globals["csrf_token"] = csrf_token
+templates.env.globals["CSRF_FIELD"] = CSRF_FIELD
