@@ -58,8 +58,8 @@ SameOriginForm = Depends(same_origin_form)
 CSRF_FIELD = "csrf_token"
 
 
-class CsrfRefused(Exception):
-    """A form post without this session's CSRF token."""
+class CsrfRefused(CrossSiteForm):
+    """A form post without this session's CSRF token: refused (403) like a cross-site one."""
 
 
 def require_officer(viewer: ViewerDep) -> auth.Viewer:

@@ -1,0 +1,148 @@
+"""Record pages in headless Chromium: whole tasks, each page checked with axe-core."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.console.records_support import (
+    axe_check,
+    browser,
+    correct,
+    live_server,
+    quarantine,
+    remember,
+    sign_in_browser,
+    wait_for,
+)
+
+pytestmark = pytest.mark.slow
+__all__ = ["browser", "live_server"]  # fixtures, used by name
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "console"
+
+
+def _by() -> Any:
+    from selenium.webdriver.common.by import By
+
+    return By
+
+
+def _lineage_fixture(client: Any, tenant: dict[str, Any]) -> dict[str, str]:
+    chat = remember(client, tenant, "Ana moved from Lisbon to Porto in March for a new job",
+                    source="conversation:81")
+    memory = remember(client, tenant, "Lives in Lisbon and works as a nurse",
+                      source="conversation:80", key="home_city")
+    correct(client, tenant, memory, "Lives in Porto and works as a senior nurse")
+    summary = remember(client, tenant, "Profile summary: nurse based in Porto",
+                       derived_from=[memory, chat])
+    client.post("/v1/artifacts", json={"kind": "summary_row", "ref": "crm:contact/42",
+                                       "derived_from": [memory]}, headers=tenant["app"])
+    return {"memory": memory, "chat": chat, "summary": summary}
+
+
+def test_search_a_subject_and_read_a_lineage_page(
+    client: Any, tenant: dict[str, Any], live_server: str, browser: Any
+) -> None:
+    by = _by()
+    made = _lineage_fixture(client, tenant)
+    sign_in_browser(browser, live_server, tenant)
+
+    browser.get(f"{live_server}/console/memories")
+    axe_check(browser)
+    browser.find_element(by.ID, "subject").send_keys("user:42")
+    browser.find_element(by.CSS_SELECTOR, "form[role=search] button[type=submit]").click()
+    wait_for(browser, lambda d: "subject=user" in d.current_url)
+    rows = browser.find_elements(by.CSS_SELECTOR, "#results tbody tr")
+    assert len(rows) == 3
+    axe_check(browser)
+
+    browser.find_element(by.LINK_TEXT, made["memory"]).click()
+    wait_for(browser, lambda d: d.current_url.endswith(made["memory"]))
+    versions = browser.find_elements(by.CSS_SELECTOR, "#versions > li")
+    assert len(versions) == 2
+    assert [e.text for e in browser.find_elements(by.CSS_SELECTOR, ".diff ins")] == [
+        "Porto ", "senior "]
+    assert [e.text for e in browser.find_elements(by.CSS_SELECTOR, ".diff del")] == [
+        "Lisbon "]
+    graph = browser.find_element(by.ID, "provenance-graph")
+    assert len(graph.find_elements(by.CSS_SELECTOR, "line.graph__edge")) == 3
+    labels = " ".join(t.text for t in graph.find_elements(by.TAG_NAME, "text"))
+    assert "source: conversation:80" in labels and "artifact" in labels
+    assert made["summary"] in browser.find_element(by.ID, "children").text
+    axe_check(browser)
+    DOCS.mkdir(parents=True, exist_ok=True)
+    browser.set_window_size(1280, 1700)
+    assert browser.save_screenshot(str(DOCS / "lineage.png"))
+
+    # Keyboard: Tab reaches the skip link first, and focus is visible.
+    browser.get(f"{live_server}/console/memories")
+    from selenium.webdriver.common.keys import Keys
+
+    browser.find_element(by.TAG_NAME, "body").send_keys(Keys.TAB)
+    focused = browser.switch_to.active_element
+    assert focused.text == "Skip to content"
+    assert focused.value_of_css_property("outline-style") != "none"
+
+
+def test_release_a_memory_from_quarantine(
+    client: Any, tenant: dict[str, Any], live_server: str, browser: Any
+) -> None:
+    by = _by()
+    memory = remember(client, tenant, "Prefers window seats")
+    other = remember(client, tenant, "Prefers aisle seats")
+    quarantine(client, tenant, memory)
+    quarantine(client, tenant, other)
+    sign_in_browser(browser, live_server, tenant)
+
+    browser.get(f"{live_server}/console/quarantine")
+    axe_check(browser)
+    browser.find_element(by.ID, f"pick-{memory}").click()
+    browser.find_element(by.ID, "reason").send_keys("checked with the customer")
+    browser.find_element(by.CSS_SELECTOR, "button[value=release]").click()
+    outcome = wait_for(browser, lambda d: d.find_elements(by.ID, "outcomes"))[0]
+    assert "released to active" in outcome.text
+    axe_check(browser)
+    assert client.get(f"/v1/memories/{memory}", headers=tenant["app"]).json()[
+        "state"] == "active"
+    assert client.get(f"/v1/memories/{other}", headers=tenant["app"]).json()[
+        "state"] == "quarantined"
+    assert memory not in browser.find_element(by.ID, "quarantine-form").text
+
+
+def test_place_a_hold_see_a_delete_refused_and_release_it(
+    client: Any, tenant: dict[str, Any], live_server: str, browser: Any
+) -> None:
+    by = _by()
+    memory = remember(client, tenant, "Signed the contract on 3 May")
+    sign_in_browser(browser, live_server, tenant)
+
+    browser.get(f"{live_server}/console/holds")
+    axe_check(browser)
+    browser.find_element(by.ID, "scope-memory_ids").click()
+    browser.find_element(by.ID, "target").send_keys(memory)
+    browser.find_element(by.ID, "reason").send_keys("contract dispute")
+    browser.find_element(by.ID, "case_ref").send_keys("CASE-2026-014")
+    browser.find_element(by.CSS_SELECTOR, "#place-hold button[type=submit]").click()
+    row = wait_for(browser, lambda d: d.find_elements(by.CSS_SELECTOR, "#active-holds tbody tr"
+                                                     "[id^=hold-]"))[0]
+    assert "CASE-2026-014" in row.text and "1 named memory" in row.text
+    axe_check(browser)
+
+    refused = client.delete(f"/v1/memories/{memory}", headers=tenant["app"])
+    assert refused.status_code == 409
+    assert refused.json()["type"].endswith("/legal-hold")
+
+    row.find_element(by.PARTIAL_LINK_TEXT, "Release").click()
+    wait_for(browser, lambda d: d.current_url.endswith("/release"))
+    axe_check(browser)
+    browser.find_element(by.XPATH, "//button[normalize-space()='Release hold']").click()
+    wait_for(browser, lambda d: d.current_url.endswith("/console/holds"))
+    released = browser.find_elements(by.CSS_SELECTOR, "#released-holds tbody tr[id^=hold-]")
+    assert len(released) == 1
+    assert client.delete(f"/v1/memories/{memory}", headers=tenant["app"]).status_code == 204
+
+    browser.get(f"{live_server}/console/memories/{memory}")
+    assert "Tombstone" in browser.page_source
+    axe_check(browser)
