@@ -53,7 +53,7 @@ def _render(request: Request, viewer: auth.Viewer, *, active_cursor: str | None 
     }, status_code=code)
 
 
-@router.get("/holds", name="holds", response_class=HTMLResponse)
+@router.get("/holds", name="console_holds", response_class=HTMLResponse)
 def list_holds(request: Request, viewer: ViewerDep, active_cursor: Cursor = "",
                released_cursor: Cursor = "") -> Response:
     """Active and released legal holds, with what each holds."""
@@ -61,7 +61,7 @@ def list_holds(request: Request, viewer: ViewerDep, active_cursor: Cursor = "",
                    released_cursor=released_cursor or None)
 
 
-@router.post("/holds", name="place_hold", response_class=HTMLResponse, dependencies=[CsrfForm])
+@router.post("/holds", name="console_place_hold", response_class=HTMLResponse, dependencies=[CsrfForm])
 def place(
     request: Request, officer: OfficerDep, scope: Annotated[Scope, Form()],
     target: Annotated[str, Form(max_length=60_000)] = "",
@@ -95,7 +95,7 @@ def place(
     if errors:
         return _render(request, officer, errors=errors, form=form,
                        code=status.HTTP_422_UNPROCESSABLE_CONTENT)
-    return RedirectResponse(request.url_for("holds").path, status_code=status.HTTP_303_SEE_OTHER)
+    return RedirectResponse(request.url_for("console_holds").path, status_code=status.HTTP_303_SEE_OTHER)
 
 
 def _message(field: str, detail: str) -> str:
@@ -106,7 +106,7 @@ def _message(field: str, detail: str) -> str:
     return f"Name what to hold: {detail[0].lower()}{detail[1:]}."
 
 
-@router.get("/holds/{hold_id}/release", name="confirm_release", response_class=HTMLResponse)
+@router.get("/holds/{hold_id}/release", name="console_confirm_release", response_class=HTMLResponse)
 def confirm_release(request: Request, hold_id: uuid.UUID, viewer: ViewerDep) -> Response:
     """Ask before releasing a hold, showing what it holds."""
     try:
@@ -120,7 +120,7 @@ def confirm_release(request: Request, hold_id: uuid.UUID, viewer: ViewerDep) -> 
                                       {"viewer": viewer, "hold": hold})
 
 
-@router.post("/holds/{hold_id}/release", name="release_hold", dependencies=[CsrfForm])
+@router.post("/holds/{hold_id}/release", name="console_release_hold", dependencies=[CsrfForm])
 def release(request: Request, hold_id: uuid.UUID, officer: OfficerDep) -> Response:
     """Release a legal hold (audited); the record stays."""
     try:
@@ -131,4 +131,4 @@ def release(request: Request, hold_id: uuid.UUID, officer: OfficerDep) -> Respon
         return templates.TemplateResponse(request, "not_found.html",
                                           {"viewer": officer, "what": "legal hold"},
                                           status_code=status.HTTP_404_NOT_FOUND)
-    return RedirectResponse(request.url_for("holds").path, status_code=status.HTTP_303_SEE_OTHER)
+    return RedirectResponse(request.url_for("console_holds").path, status_code=status.HTTP_303_SEE_OTHER)

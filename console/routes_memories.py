@@ -39,7 +39,7 @@ def _state(value: str) -> MemoryState | None:
     return state if state in SEARCHABLE_STATES else None
 
 
-@router.get("/memories", name="memories", response_class=HTMLResponse)
+@router.get("/memories", name="console_memories", response_class=HTMLResponse)
 def search(
     request: Request, viewer: ViewerDep, subject: Text = "", q: Annotated[str, Query(
         max_length=2000)] = "", state: Text = "", cursor: Annotated[str, Query(
@@ -80,7 +80,7 @@ def search(
     return templates.TemplateResponse(request, "memories.html", context, status_code=code)
 
 
-@router.get("/memories/{memory_id}", name="lineage", response_class=HTMLResponse)
+@router.get("/memories/{memory_id}", name="console_lineage", response_class=HTMLResponse)
 def lineage(request: Request, memory_id: uuid.UUID, viewer: ViewerDep) -> Response:
     """A memory's versions, diffs, supersession, provenance, flags, holds and audit trail."""
     with uow.unit_of_work(viewer.tenant_id) as session:

@@ -73,14 +73,14 @@ def _render(request: Request, viewer: auth.Viewer, *, cursor: str | None = None,
     }, status_code=code)
 
 
-@router.get("/quarantine", name="quarantine", response_class=HTMLResponse)
+@router.get("/quarantine", name="console_quarantine", response_class=HTMLResponse)
 def queue(request: Request, viewer: ViewerDep,
           cursor: Annotated[str, Query(max_length=512)] = "") -> Response:
     """The quarantined memories, oldest first, with the reason and age of each."""
     return _render(request, viewer, cursor=cursor or None)
 
 
-@router.post("/quarantine", name="quarantine_decide", response_class=HTMLResponse,
+@router.post("/quarantine", name="console_quarantine_decide", response_class=HTMLResponse,
              dependencies=[CsrfForm])
 def decide(
     request: Request, officer: OfficerDep,

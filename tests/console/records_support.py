@@ -67,10 +67,10 @@ def quarantine(client: Any, tenant: dict[str, Any], memory_id: str) -> None:
     assert response.status_code == 200, response.text
 
 
-def wait_for(browser: Any, condition: Any, seconds: float = 15) -> Any:
+def wait_for(browser: Any, condition: Any, seconds: float = 15, message: str = "") -> Any:
     from selenium.webdriver.support.ui import WebDriverWait
 
-    return WebDriverWait(browser, seconds).until(condition)
+    return WebDriverWait(browser, seconds).until(condition, message)
 
 
 def axe_check(browser: Any) -> None:

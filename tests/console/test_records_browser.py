@@ -63,9 +63,9 @@ def test_search_a_subject_and_read_a_lineage_page(
     versions = browser.find_elements(by.CSS_SELECTOR, "#versions > li")
     assert len(versions) == 2
     assert [e.text for e in browser.find_elements(by.CSS_SELECTOR, ".diff ins")] == [
-        "Porto ", "senior "]
+        "Porto", "senior"]
     assert [e.text for e in browser.find_elements(by.CSS_SELECTOR, ".diff del")] == [
-        "Lisbon "]
+        "Lisbon"]
     graph = browser.find_element(by.ID, "provenance-graph")
     assert len(graph.find_elements(by.CSS_SELECTOR, "line.graph__edge")) == 3
     labels = " ".join(t.text for t in graph.find_elements(by.TAG_NAME, "text"))

@@ -47,6 +47,7 @@ def test_search_by_subject_and_state_lists_only_that_tenant(
 
     page = client.get("/console/memories", params={"subject": "user:42"})
     assert page.status_code == 200
+    assert 'action="/console/memories"' in page.text
     assert ours in page.text and "Lives in Lisbon" in page.text
     assert other not in page.text and theirs not in page.text
 
@@ -212,6 +213,7 @@ def test_place_a_hold_see_what_it_holds_and_release_it(
         "csrf_token": token, "scope": "subject", "target": "user:42",
         "reason": "litigation", "case_ref": "CASE-7"}, follow_redirects=False)
     assert placed.status_code == 303
+    assert placed.headers["location"] == "/console/holds"
     [hold] = client.get("/v1/legal-holds", headers=tenant["compliance"]).json()["data"]
     assert hold["created_by"] == _key_actor(owner_conn, tenant)
     assert hold["case_ref"] == "CASE-7"
@@ -228,6 +230,7 @@ def test_place_a_hold_see_what_it_holds_and_release_it(
     released = client.post(f"/console/holds/{hold['id']}/release",
                            data={"csrf_token": csrf_of(confirm.text)}, follow_redirects=False)
     assert released.status_code == 303
+    assert released.headers["location"] == "/console/holds"
     assert client.get(f"/v1/legal-holds/{hold['id']}",
                       headers=tenant["compliance"]).json()["released_at"] is not None
     assert client.delete(f"/v1/memories/{memory}", headers=tenant["app"]).status_code == 204
