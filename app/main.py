@@ -16,6 +16,7 @@ from app.core import errors
 from app.core.body_limit import BodyLimitMiddleware
 from app.core.config import get_settings
 from app.embeddings import runtime as embeddings
+from app.erasure.router import router as erasure_router
 from app.forgetting.describe_router import router as describe_router
 from app.forgetting.revalidation_router import router as ladder_router
 from app.forgetting.router import router as forgetting_router
@@ -81,6 +82,7 @@ def create_app() -> FastAPI:
         operations_router,
         audit_router,
         holds_router,
+        erasure_router,
         access_router,
         receipts_router,
         artifacts_router,

@@ -10,6 +10,7 @@ def import_all_models() -> None:
     import app.access.models
     import app.artifacts.models
     import app.audit.models
+    import app.erasure.models
     import app.forgetting.models
     import app.holds.models
     import app.idempotency.models

@@ -44,3 +44,8 @@ class Artifact(SQLModel, table=True):
     created_at: datetime = timestamp_field()
     erase_requested_at: datetime | None = timestamp_field(nullable=True)
     acknowledged_at: datetime | None = timestamp_field(nullable=True)
+    # The erasure request whose cascade asked for its erasure (it waits for the
+    # acknowledgement); null when a single forget asked, or nothing did yet.
+    erasure_request_id: uuid.UUID | None = Field(
+        default=None, sa_column=Column(ForeignKey("erasure_request.id", ondelete="SET NULL"),
+                                       index=True))

@@ -17,10 +17,12 @@ from app.artifacts.models import Artifact, ArtifactStatus
 from app.artifacts.schemas import ArtifactCreate, ArtifactList, ArtifactPublic
 from app.audit import service as audit
 from app.core import paging
+from app.core.jobs import enqueue_job
 from app.core.models import utcnow
 from app.memories import store as memories
 
 KIND = "artifact"  # its `child_kind` in provenance edges, and its audit target kind
+SETTLE_TASK = "erasure.settle"  # named, not imported: the erasure package imports this one
 
 
 def register(
@@ -126,11 +128,12 @@ def acknowledge_delivered(
 
 def request_erasure(
     session: Session, *, tenant_id: uuid.UUID, artifact_ids: Sequence[uuid.UUID], actor: str,
-    reason: str,
+    reason: str, erasure_request_id: uuid.UUID | None = None,
 ) -> list[Artifact]:
     """Ask for the erasure of these artifacts: the active ones among them become
     `erase_requested` (locked in ID order, audited) and are returned; the caller tells the
-    product (`artifact.erase_requested`)."""
+    product (`artifact.erase_requested`). With ``erasure_request_id`` every one still
+    unacknowledged is tied to that erasure, which waits for its acknowledgement."""
     if not artifact_ids:
         return []
     rows = session.exec(
@@ -141,6 +144,11 @@ def request_erasure(
     ).all()
     now = utcnow()
     changed = [artifact for artifact in rows if artifact.status == ArtifactStatus.active]
+    if erasure_request_id is not None:
+        for artifact in rows:
+            if artifact.status != ArtifactStatus.erased and artifact.erasure_request_id is None:
+                artifact.erasure_request_id = erasure_request_id
+                session.add(artifact)
     for artifact in changed:
         artifact.status = ArtifactStatus.erase_requested.value
         artifact.erase_requested_at = now
@@ -171,11 +179,27 @@ def views(
     ]
 
 
+def awaited_by(session: Session, *, tenant_id: uuid.UUID, erasure_request_id: uuid.UUID
+               ) -> int:
+    """How many artifacts the erasure still waits for (erasure asked, not acknowledged)."""
+    return len(session.exec(
+        select(Artifact.id).where(Artifact.tenant_id == tenant_id,
+                                  Artifact.erasure_request_id == erasure_request_id,
+                                  Artifact.status == ArtifactStatus.erase_requested.value)
+    ).all())
+
+
 def _acknowledge(session: Session, artifact: Artifact, *, actor: str, via: str) -> None:
     artifact.status = ArtifactStatus.erased.value
     artifact.acknowledged_at = utcnow()
     session.add(artifact)
     session.flush()
+    if artifact.erasure_request_id is not None and not awaited_by(
+            session, tenant_id=artifact.tenant_id,
+            erasure_request_id=artifact.erasure_request_id):
+        # The last one this erasure waited for: it can complete. (Two acknowledging at once
+        # may each still see the other; the erasure sweep settles that within a minute.)
+        enqueue_job(SETTLE_TASK, artifact.erasure_request_id, artifact.tenant_id)
     audit.record(session, tenant_id=artifact.tenant_id, actor=actor, action="artifact.erased",
                  target_kind=KIND, target_id=artifact.id,
                  from_state=ArtifactStatus.erase_requested.value, to_state=artifact.status,

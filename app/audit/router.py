@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query, Request
@@ -9,12 +10,13 @@ from app.api.deps import ComplianceReader, SessionDep
 from app.audit import service
 from app.audit.schemas import AuditPage, VerifyResult
 from app.core.errors import COMMON_PROBLEMS, InvalidRequest, problem_responses
+from app.sources import service as sources
 
 router = APIRouter(
     prefix="/v1/audit", tags=["audit"], route_class=route.LetheRoute,
     responses=problem_responses(*COMMON_PROBLEMS),
 )
-LIST_PARAMS = frozenset({"target_id", "limit", "cursor"})
+LIST_PARAMS = frozenset({"target_id", "source", "action", "actor", "since", "limit", "cursor"})
 
 
 def _known_query(request: Request) -> None:
@@ -29,12 +31,24 @@ def list_audit_events(
     principal: ComplianceReader,
     session: SessionDep,
     target_id: Annotated[str | None, Query(max_length=255, pattern=r"^[^\x00]*$")] = None,
+    source: Annotated[str | None, Query(
+        min_length=1, max_length=255, pattern=r"^[^\x00]*$",
+        description="Events about this source: the trail names sources by keyed digest "
+                    "only, and this finds them by the plain name.")] = None,
+    action: Annotated[str | None, Query(max_length=64, pattern=r"^[a-z_.]+$")] = None,
+    actor: Annotated[str | None, Query(max_length=100, pattern=r"^[^\x00]*$")] = None,
+    since: Annotated[datetime | None, Query(description="Events at or after this time.")
+                     ] = None,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
     cursor: Annotated[str | None, Query(max_length=512)] = None,
 ) -> AuditPage:
-    """List this tenant's audit events oldest first (compliance key)."""
+    """List this tenant's audit events oldest first, optionally filtered (compliance key)."""
+    if source is not None:
+        if target_id is not None:
+            raise InvalidRequest("Give `target_id` or `source`, not both.")
+        target_id = sources.target(session, principal.tenant_id, source)
     return service.events(session, tenant_id=principal.tenant_id, target_id=target_id,
-                          limit=limit, cursor=cursor)
+                          action=action, actor=actor, since=since, limit=limit, cursor=cursor)
 
 
 @router.get("/verify")

@@ -11,6 +11,7 @@ import binascii
 import json
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import String, any_, bindparam, text
@@ -182,13 +183,23 @@ def events(
     *,
     tenant_id: uuid.UUID,
     target_id: str | None = None,
+    action: str | None = None,
+    actor: str | None = None,
+    since: datetime | None = None,
     limit: int = 50,
     cursor: str | None = None,
 ) -> AuditPage:
-    """The tenant's events oldest first, optionally only those about ``target_id``."""
+    """The tenant's events oldest first, optionally only those about ``target_id``, of
+    ``action``, by ``actor``, at or after ``since``."""
     statement = select(AuditEvent).where(AuditEvent.tenant_id == tenant_id)
     if target_id is not None:
         statement = statement.where(AuditEvent.target_id == target_id)
+    if action is not None:
+        statement = statement.where(AuditEvent.action == action)
+    if actor is not None:
+        statement = statement.where(AuditEvent.actor == actor)
+    if since is not None:
+        statement = statement.where(col(AuditEvent.created_at) >= since)
     if cursor is not None:
         statement = statement.where(col(AuditEvent.seq) > decode_cursor(cursor))
     rows = list(session.exec(statement.order_by(col(AuditEvent.seq)).limit(limit + 1)))

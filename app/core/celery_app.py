@@ -17,6 +17,7 @@ from app.core.config import get_settings
 
 TASK_MODULES = [
     "app.access.tasks",
+    "app.erasure.tasks",
     "app.idempotency.tasks",
     "app.ingestion.tasks",
     "app.invalidation.tasks",
@@ -69,6 +70,9 @@ def _configure(sender: Celery, **_: Any) -> None:
             "requeue-stale-ingestions": {"task": "ingestion.requeue_stale", "schedule": 300.0},
             # Re-sends webhook retries whose delayed message was lost.
             "retry-webhooks": {"task": "webhooks.retry_due", "schedule": 60.0},
+            # Settles erasures whose last artifact acknowledged, re-sends lost ones.
+            "erasure-sweep": {"task": "erasure.sweep",
+                              "schedule": settings.erasure_sweep_interval_seconds},
         },
     )
 

@@ -96,6 +96,13 @@ class Settings(BaseSettings):
         "walks exists and suits the table (its size, and what was written since the build), "
         "and builds it again if not.",
     )
+    erasure_batch_size: int = Field(
+        2000, ge=1, le=50_000,
+        description="Memories an erasure tombstones per committed batch (its checkpoint).",
+    )
+    erasure_sweep_interval_seconds: float = Field(
+        60.0, gt=0, description="How often beat settles and re-sends erasures.",
+    )
     maintenance_batch_size: int = Field(
         1000, ge=1, le=100_000,
         description="Memories a ladder job (decay, retention) moves per transaction, so a "

@@ -22,6 +22,7 @@ from uuid import UUID
 import psycopg
 from psycopg.pq import TransactionStatus
 from sqlalchemy import Connection, Engine, create_engine, event
+from sqlalchemy import exc as sa_exc
 from sqlalchemy.exc import DisconnectionError
 from sqlmodel import Session
 
@@ -157,3 +158,10 @@ def dispose_engines() -> None:
         if factory.cache_info().currsize:
             factory().dispose()
         factory.cache_clear()
+
+
+def is_transient(exc: BaseException) -> bool:
+    """A database error that a later attempt may not meet (connection lost, deadlock…)."""
+    if isinstance(exc, sa_exc.DBAPIError) and exc.connection_invalidated:
+        return True
+    return isinstance(exc, sa_exc.OperationalError | sa_exc.InterfaceError | sa_exc.TimeoutError)

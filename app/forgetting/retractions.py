@@ -39,3 +39,15 @@ def of_subject(session: Session, *, tenant_id: uuid.UUID, subject: str) -> list[
                                  Retraction.subject == subject)
         .order_by(col(Retraction.created_at), col(Retraction.id))
     ))
+
+
+def erase_subject(session: Session, *, tenant_id: uuid.UUID, subject: str, marker: str) -> int:
+    """An erasure's part: the subject's records lose their `about` phrase and name the
+    subject by ``marker``; their dates, counts and memory IDs stay. Returns how many."""
+    rows = of_subject(session, tenant_id=tenant_id, subject=subject)
+    for retraction in rows:
+        retraction.about = None
+        retraction.subject = marker
+        session.add(retraction)
+    session.flush()
+    return len(rows)

@@ -13,6 +13,7 @@ import uuid
 from sqlmodel import Session
 
 from app.audit import service as audit
+from app.core.jobs import enqueue_job
 from app.core.models import utcnow
 from app.holds import store
 from app.holds.errors import HoldNotFound
@@ -32,8 +33,11 @@ from app.memories import queries as memory_queries
 from app.memories import store as memories
 from app.memories.errors import InvalidReference
 from app.memories.models import MemoryState
+from app.webhooks import service as webhooks
+from app.webhooks.models import WebhookEvent
 
 TARGET = "legal_hold"
+RESUME_TASK = "erasure.resume"  # named, not imported: the erasure package imports this one
 
 
 def covering(
@@ -121,16 +125,17 @@ def release(session: Session, *, tenant_id: uuid.UUID, hold_id: uuid.UUID, actor
 
 def released(session: Session, *, hold: LegalHold, actor: str) -> None:
     """What follows a release, in the releasing transaction: the audit event
-    `legal_hold.released`.
-
-    The memories the hold covered are destroyable again from this commit on. This is also
-    where work that waited on the hold resumes: an erasure that ended `on_hold` is to be
-    re-enqueued from here (with `enqueue_job`, sent after the commit) once erasure requests
-    exist; today nothing else waits on a hold.
+    `legal_hold.released`, the webhook event of the same name, and the erasures that ended
+    `on_hold` resume (`erasure.resume`, sent after the commit: from then on the memories the
+    hold covered are destroyable again, unless another hold covers them).
     """
     audit.record(session, tenant_id=hold.tenant_id, actor=actor, action="legal_hold.released",
                  target_kind=TARGET, target_id=hold.id, from_state="active",
                  to_state="released", details={"scope": hold.scope})
+    webhooks.emit_each(session, tenant_id=hold.tenant_id, event=WebhookEvent.legal_hold_released,
+                       payloads=[{"hold_id": str(hold.id), "scope": hold.scope,
+                                  "released_at": (hold.released_at or utcnow()).isoformat()}])
+    enqueue_job(RESUME_TASK, hold.tenant_id)
 
 
 def _usable_memories(

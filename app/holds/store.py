@@ -63,3 +63,25 @@ def page(
                                     else col(LegalHold.released_at).is_not(None))
     return paging.page(session, statement, LegalHold, tenant_id=tenant_id, limit=limit,
                        cursor=cursor)
+
+
+def anonymize_released(
+    session: Session, *, tenant_id: uuid.UUID, subject: str, subject_marker: str,
+    source_markers: dict[str, str],
+) -> None:
+    """After an erasure completed: released holds that named the subject or one of its
+    sources name their markers instead (active holds kept the erasure `on_hold`, so there
+    are none of those)."""
+    rows = session.exec(
+        select(LegalHold).where(LegalHold.tenant_id == tenant_id,
+                                col(LegalHold.released_at).is_not(None),
+                                (col(LegalHold.subject) == subject)
+                                | col(LegalHold.source).in_(sorted(source_markers)))
+    ).all()
+    for hold in rows:
+        if hold.subject == subject:
+            hold.subject = subject_marker
+        if hold.source in source_markers:
+            hold.source = source_markers[hold.source]
+        session.add(hold)
+    session.flush()

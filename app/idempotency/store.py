@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -187,6 +188,67 @@ REDACT_ANSWERS = text(
 def redact_answers(session: Session, *, memory_id: uuid.UUID, state: str) -> None:
     """Rewrite every stored answer naming the memory to `{"id", "state"}`."""
     session.execute(REDACT_ANSWERS, {"memory_id": str(memory_id), "state": str(state)})
+
+
+REDACT_ANSWERS_OF = text(
+    """
+    UPDATE operation
+    SET response_body = jsonb_build_object('id', response_id, 'state', CAST(:state AS text)),
+        response_headers = '{}'::jsonb
+    WHERE response_id = ANY(CAST(:memory_ids AS text[]))
+    """
+)
+
+
+def redact_answers_of(session: Session, *, memory_ids: Sequence[uuid.UUID], state: str) -> int:
+    """`redact_answers` for many memories in one statement; returns how many."""
+    if not memory_ids:
+        return 0
+    result = session.execute(REDACT_ANSWERS_OF, {"memory_ids": [str(i) for i in memory_ids],
+                                                 "state": str(state)})
+    return int(getattr(result, "rowcount", 0) or 0)
+
+
+# Pending jobs whose payload names the subject: failed, payload gone (an erasure's part).
+_FAIL_MENTIONING = text(
+    """
+    UPDATE operation
+    SET status = 'failed', request_payload = NULL, result = NULL, updated_at = now(),
+        error = jsonb_build_object('type', 'https://lethe.dev/problems/subject-erased',
+                                   'detail', 'The subject was erased before this ran.')
+    WHERE status IN ('queued', 'running') AND strpos(request_payload::text, :needle) > 0
+    """
+)
+# Stored answers and results showing the subject, or any of the erased memories by ID
+# (anywhere in the body: recall answers list memories in nested objects).
+_REDACT_MENTIONING = text(
+    """
+    UPDATE operation
+    SET response_body = jsonb_build_object('id', response_body -> 'id', 'state', 'forgotten'),
+        response_headers = '{}'::jsonb,
+        result = CASE WHEN strpos(result::text, :needle) > 0 THEN NULL ELSE result END
+    WHERE (response_body IS NOT NULL AND response_body <> jsonb_build_object(
+               'id', response_body -> 'id', 'state', 'forgotten')
+           AND (strpos(response_body::text, :needle) > 0
+                OR EXISTS (SELECT 1 FROM jsonb_path_query(response_body, 'lax $.**.id') j(v)
+                           WHERE j.v #>> '{}' = ANY(CAST(:ids AS text[])))))
+       OR strpos(result::text, :needle) > 0
+    """
+)
+
+
+def erase_mentions(
+    session: Session, *, needle: str, memory_ids: Sequence[uuid.UUID]
+) -> tuple[int, int]:
+    """An erasure's part, over the current tenant's records: pending jobs whose payload holds
+    ``needle`` (the subject as a JSON string) fail without it; stored answers that hold it
+    or name one of ``memory_ids`` are redacted to `{"id", "state": "forgotten"}`. Returns
+    (jobs failed, answers redacted)."""
+    failed = session.execute(_FAIL_MENTIONING, {"needle": needle})
+    redacted = session.execute(_REDACT_MENTIONING, {
+        "needle": needle, "ids": [str(i) for i in memory_ids]})
+    return (int(getattr(failed, "rowcount", 0) or 0),
+            int(getattr(redacted, "rowcount", 0) or 0))
 
 
 def prune(session: Session, *, now: datetime) -> int:

@@ -199,7 +199,9 @@ def _apply_item(
     create = write.body
     if sources.is_excluded(session, tenant_id=tenant_id, source=create.source):
         audit.record(session, tenant_id=tenant_id, actor=ACTOR, action="write.refused",
-                     target_kind="source", target_id=create.source, reason="source excluded",
+                     target_kind="source",
+                     target_id=sources.target(session, tenant_id, create.source or ""),
+                     reason="source excluded",
                      details={"attempted": "ingest.item"})
         outcome.refused.append({"item": index, "type": "source-excluded", "status": 409})
         return

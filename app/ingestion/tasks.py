@@ -16,10 +16,10 @@ from datetime import timedelta
 from typing import Any
 
 from celery import Task
-from sqlalchemy import exc as sa_exc
 
 from app.core import uow
 from app.core.celery_app import celery_app
+from app.core.db import is_transient
 from app.core.jobs import enqueue_job
 from app.core.models import utcnow
 from app.ingestion import service
@@ -76,13 +76,6 @@ def _run(operation: uuid.UUID, tenant: uuid.UUID) -> bool:
         result = service.apply(session, tenant_id=tenant, operation_id=operation,
                                body=started.body, prepared=prepared)
     return result is not None
-
-
-def is_transient(exc: BaseException) -> bool:
-    """A database error that a later attempt may not meet (connection lost, deadlock…)."""
-    if isinstance(exc, sa_exc.DBAPIError) and exc.connection_invalidated:
-        return True
-    return isinstance(exc, sa_exc.OperationalError | sa_exc.InterfaceError | sa_exc.TimeoutError)
 
 
 @celery_app.task(name="ingestion.requeue_stale", acks_late=True)

@@ -26,7 +26,7 @@ first: an audit append holds the tenant's chain lock until the transaction ends.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -188,14 +188,11 @@ def destroy_content(
     many memories ask `store.held_by` first and leave the held ones out; this check is the
     guarantee.
     """
+    if strike is None:
+        tombstone(session, [memory], reason=reason, actor=actor)
+        return
     if store.held_by(session, tenant_id=memory.tenant_id, ids=[memory.id]):
         raise LegalHold(memory.id)
-    if strike is None:
-        transition(session, memory, MemoryState.forgotten, reason=reason, actor=actor)
-        store.purge_content(session, memory)
-        operations.redact_answers(session, memory_id=memory.id, state=memory.state)
-        session.flush()
-        return
     if strike.delete:
         store.redact_versions(session, strike.redacted)
     store.append_version(session, memory, strike.text, strike.embedding)
@@ -207,3 +204,36 @@ def destroy_content(
         details={"sentences": strike.sentences,
                  "redacted_versions": len(strike.redacted) if strike.delete else 0},
     ))
+
+
+@dataclass(frozen=True)
+class Tombstoned:
+    versions: int = 0  # versions emptied
+    answers: int = 0  # stored answers redacted
+
+
+def tombstone(
+    session: Session, memories: Sequence[Memory], *, reason: str, actor: str,
+) -> Tombstoned:
+    """The tombstone of many locked memories of one tenant at once (what `destroy_content`
+    does for one): each becomes `forgotten` (audited), every version's text and vector, the
+    key, dependencies, metadata and flags are purged, and the stored answers that showed them
+    are redacted, in a few statements for the whole set. Refused with `LegalHold`, before
+    anything changes, when an active hold covers any of them. Returns how many versions and
+    stored answers it emptied.
+    """
+    if not memories:
+        return Tombstoned()
+    tenant_id = memories[0].tenant_id
+    ids = [memory.id for memory in memories]
+    held = store.held_by(session, tenant_id=tenant_id, ids=ids)
+    if held:
+        raise LegalHold(min(held))
+    versions = store.purge_contents(session, memories)
+    answers = operations.redact_answers_of(session, memory_ids=ids,
+                                           state=MemoryState.forgotten.value)
+    for memory in memories:
+        transition(session, memory, MemoryState.forgotten, reason=reason, actor=actor,
+                   flush=False)
+    session.flush()
+    return Tombstoned(versions=versions, answers=answers)

@@ -8,7 +8,7 @@ and `provenance_edge` rows, and maps them to the public Memory shape.
   `memory m JOIN memory_version v`, turned into a `MemoryPublic` by `public`. `views` and
   `view` read through it, and so does recall.
 - **Writes**: `insert`, `append_version`, `make_current`, `restate`, `patch`,
-  `record_provenance`, `redact_versions`, `purge_content` and `save`. The lifecycle
+  `record_provenance`, `redact_versions`, `purge_contents` and `save`. The lifecycle
   (`app/memories/lifecycle.py`) alone sets the lifecycle columns (state, revision, flags,
   superseded_by, updated_at, state_changed_at, last_validated_at) on rows loaded here and
   saves them through `save`.
@@ -398,25 +398,30 @@ def redact_versions(session: Session, texts: Mapping[uuid.UUID, str]) -> None:
         )
 
 
-def purge_content(session: Session, memory: Memory) -> None:
-    """Empty every version of ``memory`` and clear its content fields: a tombstone remains.
+def purge_contents(session: Session, memories: Sequence[Memory]) -> int:
+    """Empty every version of these memories and clear their content fields: tombstones
+    remain. One statement for the versions, however many; returns how many were emptied.
 
-    The memory row keeps its ID, subject, source and state; the versions keep their rows with
-    empty text and no vector (the generated search vector empties with the text).
+    The memory rows keep their IDs, subject, source and state; the versions keep their rows
+    with empty text and no vector (the generated search vector empties with the text).
     """
-    session.execute(
+    if not memories:
+        return 0
+    result = session.execute(
         update(MemoryVersion)
-        .where(col(MemoryVersion.memory_id) == memory.id)
+        .where(col(MemoryVersion.memory_id).in_([memory.id for memory in memories]))
         .values(text="", embedding=None)
         # Sync loaded versions by the ids the UPDATE returns; the default ("evaluate") walks
         # the whole identity map on every call, quadratic over a job purging thousands.
         .execution_options(synchronize_session="fetch")
     )
-    memory.key = None
-    memory.depends_on = {}
-    memory.meta = {}
-    memory.flags = []
-    session.add(memory)
+    for memory in memories:
+        memory.key = None
+        memory.depends_on = {}
+        memory.meta = {}
+        memory.flags = []
+        session.add(memory)
+    return int(getattr(result, "rowcount", 0) or 0)
 
 
 def save(session: Session, memory: Memory, *, flush: bool = False) -> None:
@@ -424,6 +429,74 @@ def save(session: Session, memory: Memory, *, flush: bool = False) -> None:
     session.add(memory)
     if flush:
         session.flush()
+
+
+# ---------------------------------------------------------------------------------------------
+# Erasure: a subject's memories, their sources, and what replaces their names.
+# ---------------------------------------------------------------------------------------------
+
+
+def ids_of_subject(session: Session, *, tenant_id: uuid.UUID, subject: str) -> list[uuid.UUID]:
+    """Every memory of the subject, in every state."""
+    return list(session.exec(
+        select(Memory.id).where(Memory.tenant_id == tenant_id, Memory.subject == subject)
+    ).all())
+
+
+_SOURCES_OF = sql(
+    "SELECT source FROM memory WHERE tenant_id = :tenant_id AND id = ANY(CAST(:ids AS uuid[]))"
+    " AND source IS NOT NULL"
+    " UNION SELECT parent_ref FROM provenance_edge WHERE tenant_id = :tenant_id"
+    " AND child_kind = 'memory' AND parent_kind = 'source'"
+    " AND child_id = ANY(CAST(:ids AS uuid[]))"
+)
+
+
+def sources_of(session: Session, *, tenant_id: uuid.UUID, ids: Sequence[uuid.UUID]) -> set[str]:
+    """The sources these memories cite, as their `source` or as provenance parents."""
+    if not ids:
+        return set()
+    session.flush()
+    rows = session.execute(_SOURCES_OF, {"tenant_id": tenant_id, "ids": [str(i) for i in ids]})
+    return {row[0] for row in rows}
+
+
+_RENAME_SUBJECT = sql(
+    "UPDATE memory SET subject = :marker WHERE tenant_id = :tenant_id"
+    " AND id = ANY(CAST(:ids AS uuid[])) AND state = 'forgotten'"
+)
+_RENAME_SOURCE = sql(
+    "UPDATE memory m SET source = v.marker"
+    " FROM unnest(CAST(:plain AS text[]), CAST(:markers AS text[])) AS v(plain, marker)"
+    " WHERE m.tenant_id = :tenant_id AND m.id = ANY(CAST(:ids AS uuid[]))"
+    " AND m.state = 'forgotten' AND m.source = v.plain"
+)
+_RENAME_SOURCE_EDGES = sql(
+    "UPDATE provenance_edge e SET parent_ref = v.marker"
+    " FROM unnest(CAST(:plain AS text[]), CAST(:markers AS text[])) AS v(plain, marker)"
+    " WHERE e.tenant_id = :tenant_id AND e.child_kind = 'memory' AND e.parent_kind = 'source'"
+    " AND e.child_id = ANY(CAST(:ids AS uuid[])) AND e.parent_ref = v.plain"
+)
+
+
+def anonymize(
+    session: Session, *, tenant_id: uuid.UUID, ids: Sequence[uuid.UUID], subject_marker: str,
+    source_markers: Mapping[str, str],
+) -> None:
+    """Replace the subject and the sources of these tombstones (forgotten memories only) by
+    their markers, on the rows and on their provenance edges: after an erasure the IDs stay
+    and the names go."""
+    if not ids:
+        return
+    session.flush()
+    params: dict[str, Any] = {"tenant_id": tenant_id, "ids": [str(i) for i in ids]}
+    session.execute(_RENAME_SUBJECT, {**params, "marker": subject_marker})
+    if source_markers:
+        plain = sorted(source_markers)
+        renames = {**params, "plain": plain, "markers": [source_markers[p] for p in plain]}
+        session.execute(_RENAME_SOURCE, renames)
+        session.execute(_RENAME_SOURCE_EDGES, renames)
+    session.expire_all()  # loaded rows still show the old names
 
 
 # ---------------------------------------------------------------------------------------------

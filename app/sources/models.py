@@ -12,15 +12,22 @@ from app.core.models import timestamp_field
 
 
 class SourceExclusion(SQLModel, table=True):
-    """A source whose every later write is refused."""
+    """A source whose every later write is refused, checked by its keyed digest.
+
+    An erasure of the subject empties `source` and keeps `source_digest`
+    (`app/tenants/digests.py`): a re-import of the same source is still refused, and the
+    name is gone.
+    """
 
     __tablename__ = "source_exclusion"
-    __table_args__ = (UniqueConstraint("tenant_id", "source"),)
+    __table_args__ = (UniqueConstraint("tenant_id", "source_digest",
+                                       name="uq_source_exclusion_tenant_id_source_digest"),)
 
     id: uuid.UUID = Field(default_factory=uuid.uuid4, primary_key=True)
     tenant_id: uuid.UUID = Field(
         sa_column=Column(ForeignKey("tenant.id", ondelete="CASCADE"), nullable=False)
     )
-    source: str = Field(sa_column=Column(String(255), nullable=False))
+    source: str | None = Field(default=None, sa_column=Column(String(255)))
+    source_digest: str = Field(sa_column=Column(String(64), nullable=False))
     reason: str | None = Field(default=None, sa_column=Column(String(500)))
     created_at: datetime = timestamp_field()

@@ -15,7 +15,10 @@ class ExclusionCreate(StrictModel):
 
 class ExclusionPublic(BaseModel):
     id: uuid.UUID
-    source: str
+    source: str | None = Field(
+        description="The excluded source; null once an erasure replaced it by its digest.")
+    source_digest: str = Field(
+        description="The tenant's keyed digest of the source: what exclusions are checked by.")
     reason: str | None
     created_at: datetime
 

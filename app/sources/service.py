@@ -12,6 +12,7 @@ from app.core import paging, uow
 from app.sources.errors import ExclusionNotFound, SourceExcluded
 from app.sources.models import SourceExclusion
 from app.sources.schemas import ExclusionList, ExclusionPublic
+from app.tenants import digests
 
 
 def is_excluded(session: Session, *, tenant_id: uuid.UUID, source: str | None) -> bool:
@@ -19,10 +20,17 @@ def is_excluded(session: Session, *, tenant_id: uuid.UUID, source: str | None) -
         return False
     found = session.exec(
         select(SourceExclusion.id).where(
-            SourceExclusion.tenant_id == tenant_id, SourceExclusion.source == source
+            SourceExclusion.tenant_id == tenant_id,
+            SourceExclusion.source_digest == target(session, tenant_id, source),
         )
     ).first()
     return found is not None
+
+
+def target(session: Session, tenant_id: uuid.UUID, source: str) -> str:
+    """How audit events and exclusions name a source: its keyed digest. The audit chain
+    outlives erasures and cannot be rewritten, so it never holds the plain name."""
+    return digests.digest(session, tenant_id=tenant_id, value=source)
 
 
 def refuse_if_excluded(
@@ -36,7 +44,7 @@ def refuse_if_excluded(
         return
     with uow.unit_of_work(tenant_id) as trace:
         audit.record(trace, tenant_id=tenant_id, actor=actor, action="write.refused",
-                     target_kind="source", target_id=source,
+                     target_kind="source", target_id=target(trace, tenant_id, source or ""),
                      reason="source excluded", details={"attempted": action})
     raise SourceExcluded(f"Source {source!r} is excluded; nothing was stored.")
 
@@ -45,19 +53,46 @@ def exclude(
     session: Session, *, tenant_id: uuid.UUID, source: str, reason: str | None, actor: str
 ) -> tuple[SourceExclusion, bool]:
     """Exclude ``source`` (idempotent); returns the exclusion and whether it is new."""
+    hashed = target(session, tenant_id, source)
     existing = session.exec(
         select(SourceExclusion).where(
-            SourceExclusion.tenant_id == tenant_id, SourceExclusion.source == source
+            SourceExclusion.tenant_id == tenant_id, SourceExclusion.source_digest == hashed
         )
     ).first()
     if existing is not None:
         return existing, False
-    exclusion = SourceExclusion(tenant_id=tenant_id, source=source, reason=reason)
+    exclusion = SourceExclusion(tenant_id=tenant_id, source=source, source_digest=hashed,
+                                reason=reason)
     session.add(exclusion)
     session.flush()
     audit.record(session, tenant_id=tenant_id, actor=actor, action="source.excluded",
-                 target_kind="source", target_id=source, reason=(reason or "")[:500] or None)
+                 target_kind="source", target_id=hashed, reason=(reason or "")[:500] or None)
     return exclusion, True
+
+
+def exclude_digests(
+    session: Session, *, tenant_id: uuid.UUID, hashed: Collection[str], reason: str,
+    actor: str,
+) -> int:
+    """Exclude sources known only by digest (an erasure's), and empty the plain name of any
+    existing exclusion among them; returns how many exclusions are new."""
+    if not hashed:
+        return 0
+    existing = {row.source_digest: row for row in session.exec(
+        select(SourceExclusion).where(SourceExclusion.tenant_id == tenant_id,
+                                      col(SourceExclusion.source_digest).in_(sorted(hashed))))}
+    for row in existing.values():
+        row.source = None
+        session.add(row)
+    new = sorted(set(hashed) - set(existing))
+    session.add_all([SourceExclusion(tenant_id=tenant_id, source=None, source_digest=value,
+                                     reason=reason) for value in new])
+    session.flush()
+    for value in new:
+        audit.record(session, tenant_id=tenant_id, actor=actor, action="source.excluded",
+                     target_kind="source", target_id=value, reason=reason, flush=False)
+    session.flush()
+    return len(new)
 
 
 def exclusions(
@@ -83,9 +118,10 @@ def naming(
     """The exclusions of these sources, oldest first (an access export lists a subject's)."""
     if not sources:
         return []
+    hashed = sorted({target(session, tenant_id, source) for source in sources})
     rows = session.exec(
         select(SourceExclusion).where(SourceExclusion.tenant_id == tenant_id,
-                                      col(SourceExclusion.source).in_(sorted(sources)))
+                                      col(SourceExclusion.source_digest).in_(hashed))
         .order_by(col(SourceExclusion.created_at), col(SourceExclusion.id))
     ).all()
     return [ExclusionPublic.model_validate(row, from_attributes=True) for row in rows]
@@ -99,4 +135,4 @@ def remove(session: Session, *, tenant_id: uuid.UUID, exclusion_id: uuid.UUID,
     session.delete(exclusion)
     session.flush()
     audit.record(session, tenant_id=tenant_id, actor=actor, action="source.readmitted",
-                 target_kind="source", target_id=exclusion.source)
+                 target_kind="source", target_id=exclusion.source_digest)

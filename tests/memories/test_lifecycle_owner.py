@@ -78,10 +78,15 @@ def test_every_change_takes_the_new_revision_step() -> None:
 
 def test_content_is_destroyed_in_one_place() -> None:
     """Legal holds are checked in `destroy_content`: nothing else may purge or redact."""
-    for step in ("purge_content", "redact_versions", "redact_answers"):
+    for step in ("redact_versions", "redact_answers"):
         assert set(_called(step)) == {(LIFECYCLE, "destroy_content")}, step
+    for step in ("purge_contents", "redact_answers_of"):
+        assert set(_called(step)) == {(LIFECYCLE, "tombstone")}, step
     assert {module for module, _ in _called("destroy_content")} == {
         "forgetting/forget.py", "forgetting/describe.py"}
+    # The tombstone of many: one memory's (destroy_content) and an erasure's batches.
+    assert set(_called("tombstone")) == {(LIFECYCLE, "destroy_content"),
+                                         ("erasure/cascade.py", "erase_batch")}
 
 
 def test_only_the_store_builds_statements_on_the_memory_tables() -> None:

@@ -24,8 +24,10 @@ def test_excluded_source_refuses_writes_and_stores_nothing(
     assert refused.json()["type"] == "https://lethe.dev/problems/source-excluded"
     assert owner_conn.execute("SELECT count(*) FROM memory").fetchone()[0] == 0
     assert "Zanzibar" not in database_text(owner_conn)
-    trace = client.get("/v1/audit?target_id=ticket:123", headers=tenant["compliance"]).json()
+    trace = client.get("/v1/audit?source=ticket:123", headers=tenant["compliance"]).json()
     assert [e["action"] for e in trace["data"]] == ["source.excluded", "write.refused"]
+    # The trail names the source by its keyed digest only: it outlives erasures.
+    assert all(e["target_id"] != "ticket:123" for e in trace["data"])
 
 
 def test_exclusions_are_listed_and_readmitted_by_compliance_only(

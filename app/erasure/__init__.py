@@ -1,0 +1,1 @@
+"""Data-subject erasure (GDPR Art. 17): requests, the cascade over provenance, receipts."""
