@@ -6,7 +6,13 @@ from fastapi import FastAPI, Request, status
 from fastapi.responses import PlainTextResponse, Response
 from fastapi.staticfiles import StaticFiles
 
-from console import routes_auth, routes_holds, routes_memories, routes_quarantine
+from console import (
+    routes_auth,
+    routes_erasures,
+    routes_holds,
+    routes_memories,
+    routes_quarantine,
+)
 from console.deps import CrossSiteForm, NotSignedIn
 from console.headers import SecurityHeadersMiddleware
 from console.templating import STATIC_DIR
@@ -20,6 +26,7 @@ def create_console() -> FastAPI:
     console.include_router(routes_memories.router)
     console.include_router(routes_quarantine.router)
     console.include_router(routes_holds.router)
+    console.include_router(routes_erasures.router)
     console.add_exception_handler(NotSignedIn, _not_signed_in)
     console.add_exception_handler(CrossSiteForm, _cross_site_form)
     console.add_middleware(SecurityHeadersMiddleware)
