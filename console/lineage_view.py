@@ -14,8 +14,8 @@ from typing import Literal
 from app.memories.schemas import EdgePublic, VersionPublic
 
 Op = Literal["same", "added", "removed"]
-# Words with the whitespace after them, so a diff re-joins into the original spacing.
-WORD = re.compile(r"\S+\s*|\s+")
+# Words and the whitespace between them, so a diff re-joins into the original spacing.
+WORD = re.compile(r"\S+|\s+")
 
 
 @dataclass(frozen=True)
@@ -49,6 +49,23 @@ def word_diff(before: str, after: str) -> list[Segment]:
 
 
 def _append(segments: list[Segment], op: Op, text: str) -> None:
+    if op != "same":
+        # Spaces around changed words are not part of the change: marks stay on words.
+        word = text.strip()
+        if not word:
+            _append_run(segments, op, text)
+            return
+        start = text.index(word)
+        if start:
+            _append_run(segments, "same", text[:start])
+        _append_run(segments, op, word)
+        if start + len(word) < len(text):
+            _append_run(segments, "same", text[start + len(word):])
+        return
+    _append_run(segments, op, text)
+
+
+def _append_run(segments: list[Segment], op: Op, text: str) -> None:
     if segments and segments[-1].op == op:
         segments[-1] = Segment(op, segments[-1].text + text)
     else:

@@ -14,6 +14,7 @@ from app.core.errors import LetheError
 from app.holds import service as holds
 from app.holds.errors import HoldNotFound
 from app.holds.schemas import (
+    HoldCreate,
     LegalHoldDetail,
     MemoryIdsHoldCreate,
     SourceHoldCreate,
@@ -61,7 +62,8 @@ def list_holds(request: Request, viewer: ViewerDep, active_cursor: Cursor = "",
                    released_cursor=released_cursor or None)
 
 
-@router.post("/holds", name="console_place_hold", response_class=HTMLResponse, dependencies=[CsrfForm])
+@router.post("/holds", name="console_place_hold", response_class=HTMLResponse,
+             dependencies=[CsrfForm])
 def place(
     request: Request, officer: OfficerDep, scope: Annotated[Scope, Form()],
     target: Annotated[str, Form(max_length=60_000)] = "",
@@ -71,21 +73,23 @@ def place(
     """Place a legal hold on a subject, memory IDs or a source (audited)."""
     form = {"scope": scope, "target": target, "reason": reason, "case_ref": case_ref}
     errors: dict[str, str] = {}
-    common = {"reason": reason.strip(), "case_ref": case_ref.strip() or None}
+    fields: dict[str, object] = {"reason": reason.strip(), "case_ref": case_ref.strip() or None}
+    body: HoldCreate | None = None
     try:
-        body: SubjectHoldCreate | MemoryIdsHoldCreate | SourceHoldCreate
+        # The API's own models validate: one rule for what a hold may name.
         if scope == "subject":
-            body = SubjectHoldCreate(subject=target.strip(), **common)
+            body = SubjectHoldCreate.model_validate({**fields, "subject": target.strip()})
         elif scope == "source":
-            body = SourceHoldCreate(source=target.strip(), **common)
+            body = SourceHoldCreate.model_validate({**fields, "source": target.strip()})
         else:
-            body = MemoryIdsHoldCreate(memory_ids=target.replace(",", " ").split(), **common)
+            body = MemoryIdsHoldCreate.model_validate(
+                {**fields, "memory_ids": target.replace(",", " ").split()})
     except ValidationError as invalid:
         for problem in invalid.errors():
             field = str(problem["loc"][0]) if problem["loc"] else "target"
             name = field if field in ("reason", "case_ref") else "target"
             errors.setdefault(name, _message(name, problem["msg"]))
-    if not errors:
+    if body is not None and not errors:
         try:
             with uow.unit_of_work(officer.tenant_id) as session:
                 holds.place(session, tenant_id=officer.tenant_id, body=body,
@@ -95,7 +99,8 @@ def place(
     if errors:
         return _render(request, officer, errors=errors, form=form,
                        code=status.HTTP_422_UNPROCESSABLE_CONTENT)
-    return RedirectResponse(request.url_for("console_holds").path, status_code=status.HTTP_303_SEE_OTHER)
+    return RedirectResponse(request.url_for("console_holds").path,
+                            status_code=status.HTTP_303_SEE_OTHER)
 
 
 def _message(field: str, detail: str) -> str:
@@ -131,4 +136,5 @@ def release(request: Request, hold_id: uuid.UUID, officer: OfficerDep) -> Respon
         return templates.TemplateResponse(request, "not_found.html",
                                           {"viewer": officer, "what": "legal hold"},
                                           status_code=status.HTTP_404_NOT_FOUND)
-    return RedirectResponse(request.url_for("console_holds").path, status_code=status.HTTP_303_SEE_OTHER)
+    return RedirectResponse(request.url_for("console_holds").path,
+                            status_code=status.HTTP_303_SEE_OTHER)

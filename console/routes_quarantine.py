@@ -94,8 +94,8 @@ def decide(
     why = reason.strip()
     if not chosen or len(chosen) > MAX_SELECTED or not why:
         error = ("Choose at least one memory." if not chosen
-                 else f"Choose at most {MAX_SELECTED} memories at once." if len(chosen) > MAX_SELECTED
-                 else "Give a reason: it goes into the audit log.")
+                 else "Give a reason: it goes into the audit log." if not why
+                 else f"Choose at most {MAX_SELECTED} memories at once.")
         return _render(request, officer, error=error, code=status.HTTP_422_UNPROCESSABLE_CONTENT)
     outcomes = [_apply(officer, one, action=action, reason=why, exclude_source=exclude_source)
                 for one in chosen]

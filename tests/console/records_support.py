@@ -130,6 +130,11 @@ def browser(tmp_path: Path) -> Iterator[Any]:
                      "--window-size=1280,900",
                      f"--user-data-dir={tmp_path / 'chromium-profile'}"):
         options.add_argument(argument)
+    # Downloads (the receipt) land where the test can read them.
+    options.add_experimental_option("prefs", {
+        "download.default_directory": str(tmp_path / "downloads"),
+        "download.prompt_for_download": False,
+    })
     driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
     driver.set_page_load_timeout(30)
     driver.set_script_timeout(30)
