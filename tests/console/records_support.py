@@ -86,6 +86,12 @@ def axe_check(browser: Any) -> None:
     assert not bad, f"{browser.current_url}: {bad}"
 
 
+def console_errors(browser: Any) -> list[str]:
+    """Errors the pages logged since the last call (CSP refusals among them)."""
+    return [entry["message"] for entry in browser.get_log("browser")
+            if entry["level"] == "SEVERE"]
+
+
 def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -130,6 +136,8 @@ def browser(tmp_path: Path) -> Iterator[Any]:
                      "--window-size=1280,900",
                      f"--user-data-dir={tmp_path / 'chromium-profile'}"):
         options.add_argument(argument)
+    # The page's console is read back: a script or style the CSP blocked shows there.
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     # Downloads (the receipt) land where the test can read them.
     options.add_experimental_option("prefs", {
         "download.default_directory": str(tmp_path / "downloads"),
