@@ -22,6 +22,11 @@ class Viewer:
     key_id: uuid.UUID
     session: ConsoleSession
 
+    @property
+    def actor(self) -> str:
+        """The audit actor for whatever this officer does (their key, until staff sign in)."""
+        return f"key:{self.key_id}"
+
 
 def sign_in(session: Session, *, raw_key: str) -> Principal | None:
     """The principal of a compliance key; None for app keys, unknown or revoked keys."""

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import Depends, Request
+from markupsafe import Markup
 
 from app.core import uow
 from app.core.runtime import get_runtime
@@ -51,9 +52,9 @@ ViewerDep = Annotated[auth.Viewer, Depends(require_viewer)]
 SameOriginForm = Depends(same_origin_form)
 
 
-# --- Officer, CSRF and actor -----------------------------------------------------------------
-# Until staff sign-in lands, every compliance key signs in as an officer: these keep the names
-# the pages use (`OfficerDep`, `CsrfForm`, `csrf_token`, `actor_of`) so the switch is one place.
+# --- Officer and CSRF ------------------------------------------------------------------------
+# Until staff sign-in lands, every compliance key signs in as an officer. These keep the names
+# the pages use: `OfficerDep`, `CsrfDep` (on every POST), and `{{ csrf_field }}` in templates.
 
 CSRF_FIELD = "csrf_token"
 
@@ -74,19 +75,19 @@ def csrf_token(request: Request) -> str:
     return hmac.new(key, b"console-csrf:" + cookie.encode(), hashlib.sha256).hexdigest()
 
 
-async def check_csrf(request: Request) -> None:
+async def verify_csrf(request: Request) -> None:
     form = await request.form()
     sent = form.get(CSRF_FIELD)
     if not isinstance(sent, str) or not hmac.compare_digest(sent, csrf_token(request)):
         raise CsrfRefused
 
 
-def actor_of(viewer: auth.Viewer) -> str:
-    """The audit actor naming whoever is signed in."""
-    return f"key:{viewer.key_id}"
+def _csrf_context(request: Request) -> dict[str, Any]:
+    return {"csrf_token": csrf_token(request),
+            "csrf_field": Markup('<input type="hidden" name="{}" value="{}">').format(
+                CSRF_FIELD, csrf_token(request))}
 
 
 OfficerDep = Annotated[auth.Viewer, Depends(require_officer)]
-CsrfForm = Depends(check_csrf)
-templates.env.globals["csrf_token"] = csrf_token
-templates.env.globals["CSRF_FIELD"] = CSRF_FIELD
+CsrfDep = Depends(verify_csrf)
+templates.context_processors.append(_csrf_context)

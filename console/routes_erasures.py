@@ -18,7 +18,7 @@ from app.erasure.models import ErasureStatus
 from app.erasure.schemas import ErasureRequestCreate, ErasureRequestPublic, Receipt
 from app.receipts import keys, signing
 from console import auth
-from console.deps import CsrfForm, OfficerDep, ViewerDep, actor_of
+from console.deps import CsrfDep, OfficerDep, ViewerDep
 from console.templating import templates
 
 router = APIRouter(include_in_schema=False)
@@ -67,7 +67,7 @@ def list_erasures(request: Request, viewer: ViewerDep,
 
 
 @router.post("/erasures", name="console_file_erasure", response_class=HTMLResponse,
-             dependencies=[CsrfForm])
+             dependencies=[CsrfDep])
 def file_erasure(
     request: Request, officer: OfficerDep, subject: Annotated[str, Form(max_length=2000)] = "",
     reason: Annotated[str, Form(max_length=2000)] = "",
@@ -85,7 +85,7 @@ def file_erasure(
                             form=form, code=status.HTTP_422_UNPROCESSABLE_CONTENT)
     with uow.unit_of_work(officer.tenant_id) as session:
         filed, _created = erasures.file(session, tenant_id=officer.tenant_id, body=body,
-                                        actor=actor_of(officer))
+                                        actor=officer.actor)
     return RedirectResponse(request.url_for("console_erasure", request_id=filed.id).path,
                             status_code=status.HTTP_303_SEE_OTHER)
 
@@ -137,7 +137,7 @@ def erasure_status(request: Request, request_id: uuid.UUID, viewer: ViewerDep) -
 
 
 @router.post("/erasures/{request_id}/{decision}", name="console_decide_erasure",
-             response_class=HTMLResponse, dependencies=[CsrfForm])
+             response_class=HTMLResponse, dependencies=[CsrfDep])
 def decide(request: Request, request_id: uuid.UUID, decision: str,
            officer: OfficerDep) -> Response:
     """Approve or cancel an erasure request (audited)."""
@@ -147,7 +147,7 @@ def decide(request: Request, request_id: uuid.UUID, decision: str,
     try:
         with uow.unit_of_work(officer.tenant_id) as session:
             act(session, tenant_id=officer.tenant_id, request_id=request_id,
-                actor=actor_of(officer))
+                actor=officer.actor)
     except ErasureNotFound:
         return _not_found(request, officer)
     except LetheError as refused:

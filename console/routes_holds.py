@@ -21,7 +21,7 @@ from app.holds.schemas import (
     SubjectHoldCreate,
 )
 from console import auth
-from console.deps import CsrfForm, OfficerDep, ViewerDep, actor_of
+from console.deps import CsrfDep, OfficerDep, ViewerDep
 from console.templating import templates
 
 router = APIRouter(include_in_schema=False)
@@ -63,7 +63,7 @@ def list_holds(request: Request, viewer: ViewerDep, active_cursor: Cursor = "",
 
 
 @router.post("/holds", name="console_place_hold", response_class=HTMLResponse,
-             dependencies=[CsrfForm])
+             dependencies=[CsrfDep])
 def place(
     request: Request, officer: OfficerDep, scope: Annotated[Scope, Form()],
     target: Annotated[str, Form(max_length=60_000)] = "",
@@ -93,7 +93,7 @@ def place(
         try:
             with uow.unit_of_work(officer.tenant_id) as session:
                 holds.place(session, tenant_id=officer.tenant_id, body=body,
-                            actor=actor_of(officer))
+                            actor=officer.actor)
         except LetheError as refused:
             errors["target"] = refused.detail
     if errors:
@@ -125,13 +125,13 @@ def confirm_release(request: Request, hold_id: uuid.UUID, viewer: ViewerDep) -> 
                                       {"viewer": viewer, "hold": hold})
 
 
-@router.post("/holds/{hold_id}/release", name="console_release_hold", dependencies=[CsrfForm])
+@router.post("/holds/{hold_id}/release", name="console_release_hold", dependencies=[CsrfDep])
 def release(request: Request, hold_id: uuid.UUID, officer: OfficerDep) -> Response:
     """Release a legal hold (audited); the record stays."""
     try:
         with uow.unit_of_work(officer.tenant_id) as session:
             holds.release(session, tenant_id=officer.tenant_id, hold_id=hold_id,
-                          actor=actor_of(officer))
+                          actor=officer.actor)
     except HoldNotFound:
         return templates.TemplateResponse(request, "not_found.html",
                                           {"viewer": officer, "what": "legal hold"},

@@ -21,7 +21,7 @@ from app.memories.errors import InvalidCursor
 from app.memories.models import MemoryState
 from app.memories.schemas import MemoryPublic
 from console import auth
-from console.deps import CsrfForm, OfficerDep, ViewerDep, actor_of
+from console.deps import CsrfDep, OfficerDep, ViewerDep
 from console.templating import templates
 
 router = APIRouter(include_in_schema=False)
@@ -81,7 +81,7 @@ def queue(request: Request, viewer: ViewerDep,
 
 
 @router.post("/quarantine", name="console_quarantine_decide", response_class=HTMLResponse,
-             dependencies=[CsrfForm])
+             dependencies=[CsrfDep])
 def decide(
     request: Request, officer: OfficerDep,
     action: Annotated[Literal["release", "forget"], Form()],
@@ -106,7 +106,7 @@ def _apply(officer: auth.Viewer, memory_id: uuid.UUID, *, action: str, reason: s
            exclude_source: bool) -> Outcome:
     # One transaction per memory: a held or already-moved memory refuses alone, the rest go on.
     tenant_id = officer.tenant_id
-    actor = actor_of(officer)
+    actor = officer.actor
     try:
         with uow.unit_of_work(tenant_id) as session:
             state = queries.get(session, tenant_id=tenant_id, memory_id=memory_id).state
