@@ -36,8 +36,10 @@ def _page(tenant_id: uuid.UUID, *, active: bool, cursor: str | None
     with uow.unit_of_work(tenant_id) as session:
         found = holds.holds(session, tenant_id=tenant_id, active=active, limit=PAGE_SIZE,
                             cursor=cursor)
-        # held_count is the service's detail read: the one rule of what a hold covers.
-        detailed = [holds.get(session, tenant_id=tenant_id, hold_id=hold.id)
+        # held_count is the service's detail read: the one rule of what a hold covers. A
+        # released hold covers nothing, so only active ones are counted.
+        detailed = [holds.get(session, tenant_id=tenant_id, hold_id=hold.id) if active
+                    else LegalHoldDetail(**hold.model_dump(), held_count=0)
                     for hold in found.data]
     return detailed, found.next_cursor
 
