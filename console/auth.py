@@ -23,6 +23,11 @@ class Viewer:
     session: ConsoleSession
 
     @property
+    def is_officer(self) -> bool:
+        """Every compliance key acts as an officer (viewers come with staff sign-in)."""
+        return True
+
+    @property
     def actor(self) -> str:
         """The audit actor for whatever this officer does (their key, until staff sign in)."""
         return f"key:{self.key_id}"
