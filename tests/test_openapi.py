@@ -19,7 +19,10 @@ def test_committed_openapi_matches_the_app(app: Any) -> None:
 def test_contract_paths_are_described(app: Any) -> None:
     paths = app.openapi()["paths"]
     for path in ("/v1/tenants", "/v1/settings", "/v1/operations/{operation_id}", "/healthz",
-                 "/readyz"):
+                 "/readyz", "/v1/erasure-requests", "/v1/erasure-requests/{request_id}",
+                 "/v1/erasure-requests/{request_id}/receipt",
+                 "/v1/erasure-requests/{request_id}/approve",
+                 "/v1/erasure-requests/{request_id}/cancel"):
         assert path in paths
     patch = paths["/v1/settings"]["patch"]
     assert any(p["name"] == "Idempotency-Key" for p in patch["parameters"])

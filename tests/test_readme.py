@@ -8,6 +8,7 @@ statuses the session should meet.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -21,6 +22,7 @@ import httpx
 import pytest
 
 from app.core.runtime import get_runtime
+from app.receipts import offline
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 SESSION = "## A first session with curl"
@@ -45,8 +47,12 @@ EXPECTED = [
     ("POST", "/v1/memories", 200),  # a forget request, handled
     ("POST", "/v1/maintenance/retention", 202),
     ("POST", "/v1/ingest", 202),
+    ("POST", "/v1/erasure-requests", 202),
+    ("GET", "/v1/erasure-requests/{id}/receipt", 200),
+    ("GET", "/v1/receipts/public-key", 200),
 ]
 POLL = ("GET", "/v1/operations/{id}", 200)
+ERASURE_POLL = ("GET", "/v1/erasure-requests/{id}", 200)
 
 
 def session_blocks(text: str) -> list[str]:
@@ -120,9 +126,11 @@ def test_the_readme_curl_session_runs_as_written(tmp_path: Path) -> None:
         answers = [line.split()[1:] for line in ran.stderr.splitlines()
                    if line.startswith(STATUS)]
         seen = [(method, _path(url), int(status)) for method, url, status in answers]
-        polls = [entry for entry in seen if entry[:2] == POLL[:2]]
-        assert polls and set(polls) == {POLL}, ran.stderr
-        assert [entry for entry in seen if entry[:2] != POLL[:2]] == EXPECTED, ran.stderr
+        for poll in (POLL, ERASURE_POLL):
+            polls = [entry for entry in seen if entry[:2] == poll[:2]]
+            assert polls and set(polls) == {poll}, ran.stderr
+        rest = [entry for entry in seen if entry[:2] not in (POLL[:2], ERASURE_POLL[:2])]
+        assert rest == EXPECTED, ran.stderr
         output = ran.stdout
         assert "idempotent-replayed: true" in output.lower()
         fact = re.findall(r'"id":"([^"]+)","subject":"user:42","text":"I moved', output)[0]
@@ -130,7 +138,11 @@ def test_the_readme_curl_session_runs_as_written(tmp_path: Path) -> None:
         assert '{"results":[],"retractions":[{' in output, "recall: nothing, and a retraction"
         assert '"contradicted_by":"' in output, "the lineage names the correction"
         assert '"stored":false' in output, "the forget request was handled, not stored"
-        assert output.rstrip().endswith("}") and '"status":"succeeded"' in output.splitlines()[-1]
+        assert '"status":"succeeded"' in output, "the ingestion was applied"
+        receipt = json.loads((tmp_path / "receipt.json").read_text())
+        assert receipt["status"] == "completed" and receipt["counts"]["memories"] >= 1
+        key = json.loads((tmp_path / "receipt-key.json").read_text())
+        assert offline.verify_text((tmp_path / "receipt.json").read_text(), key).ok
     finally:
         server.send_signal(signal.SIGTERM)
         try:

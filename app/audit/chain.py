@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -31,23 +32,24 @@ def canonical(fields: dict[str, Any]) -> bytes:
     ).encode("ascii")
 
 
+FIELDS = ("tenant_id", "seq", "actor", "action", "target_kind", "target_id", "from_state",
+          "to_state", "reason", "details", "created_at", "prev_hash")
+
+
 def hashed_fields(event: AuditEvent) -> dict[str, Any]:
-    return {
-        "tenant_id": str(event.tenant_id),
-        "seq": event.seq,
-        "actor": event.actor,
-        "action": event.action,
-        "target_kind": event.target_kind,
-        "target_id": event.target_id,
-        "from_state": event.from_state,
-        "to_state": event.to_state,
-        "reason": event.reason,
-        "details": event.details,
-        "created_at": timestamp(event.created_at),
-        "prev_hash": event.prev_hash,
-    }
+    return _hashed({name: getattr(event, name) for name in FIELDS})
+
+
+def _hashed(values: Mapping[str, Any]) -> dict[str, Any]:
+    return {**{name: values[name] for name in FIELDS}, "tenant_id": str(values["tenant_id"]),
+            "created_at": timestamp(values["created_at"])}
 
 
 def digest(event: AuditEvent) -> str:
     """The hash ``event`` must carry, given its fields and `prev_hash`."""
     return hashlib.sha256(canonical(hashed_fields(event))).hexdigest()
+
+
+def digest_of(row: Mapping[str, Any]) -> str:
+    """`digest` of an event given as its column values (`audit.record_many`)."""
+    return hashlib.sha256(canonical(_hashed(row))).hexdigest()

@@ -11,10 +11,11 @@ import binascii
 import json
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import String, any_, bindparam, text
+from sqlalchemy import String, any_, bindparam, insert, text
 from sqlalchemy import event as sa_event
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.orm import Session as OrmSession
@@ -73,18 +74,10 @@ def record(
     other auditing transaction of the tenant waits for it: take row locks first and record
     last. Needs READ COMMITTED (the default): the head is read after the lock is granted.
     """
-    fields: dict[str, Any] = {
-        "actor": content.check_token("actor", actor, content.ACTOR, 100),
-        "action": content.check_token("action", action, content.ACTION, 64),
-        "target_kind": content.check_token("target_kind", target_kind, content.KIND, 32),
-        "target_id": content.check_text(
-            "target_id", None if target_id is None else str(target_id), content.TARGET_ID_MAX
-        ),
-        "from_state": content.check_optional_token("from_state", from_state, content.STATE, 20),
-        "to_state": content.check_optional_token("to_state", to_state, content.STATE, 20),
-        "reason": content.check_text("reason", reason, content.REASON_MAX),
-        "details": content.normalize_details(details),
-    }
+    fields = _checked(Entry(actor=actor, action=action, target_kind=target_kind,
+                            target_id=None if target_id is None else str(target_id),
+                            from_state=from_state, to_state=to_state, reason=reason,
+                            details=details or {}))
     heads = session.info.setdefault(_HEADS, {})
     if tenant_id not in heads:
         _lock_chain(session, tenant_id)
@@ -100,6 +93,61 @@ def record(
         session.flush()
     heads[tenant_id] = (event.seq, event.hash)
     return event
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One event for `record_many`: `record`'s arguments but the tenant."""
+
+    actor: str
+    action: str
+    target_kind: str
+    target_id: str | None = None
+    from_state: str | None = None
+    to_state: str | None = None
+    reason: str | None = None
+    details: Mapping[str, Any] = field(default_factory=dict)
+
+
+def record_many(session: Session, *, tenant_id: uuid.UUID, entries: Sequence[Entry]) -> int:
+    """Append many events to the tenant's chain in one statement, in order; what `record`
+    does for one, with the same checks and the same lock, without an ORM object per event
+    (a batch of thousands of tombstones spent most of its time building those)."""
+    if not entries:
+        return 0
+    session.flush()  # events pending in the session come first in the chain
+    checked = [_checked(entry) for entry in entries]
+    heads = session.info.setdefault(_HEADS, {})
+    if tenant_id not in heads:
+        _lock_chain(session, tenant_id)
+        heads[tenant_id] = _head(session, tenant_id)
+    seq, prev_hash = heads[tenant_id]
+    now = utcnow()
+    rows = []
+    for fields in checked:
+        seq += 1
+        row = {"id": uuid.uuid4(), "tenant_id": tenant_id, "seq": seq, "prev_hash": prev_hash,
+               "created_at": now, **fields}
+        row["hash"] = prev_hash = chain.digest_of(row)
+        rows.append(row)
+    session.execute(insert(AuditEvent), rows)
+    heads[tenant_id] = (seq, prev_hash)
+    return len(rows)
+
+
+def _checked(entry: Entry) -> dict[str, Any]:
+    """An event's fields, refused (ValueError) when one could carry content."""
+    return {
+        "actor": content.check_token("actor", entry.actor, content.ACTOR, 100),
+        "action": content.check_token("action", entry.action, content.ACTION, 64),
+        "target_kind": content.check_token("target_kind", entry.target_kind, content.KIND, 32),
+        "target_id": content.check_text("target_id", entry.target_id, content.TARGET_ID_MAX),
+        "from_state": content.check_optional_token("from_state", entry.from_state,
+                                                   content.STATE, 20),
+        "to_state": content.check_optional_token("to_state", entry.to_state, content.STATE, 20),
+        "reason": content.check_text("reason", entry.reason, content.REASON_MAX),
+        "details": content.normalize_details(entry.details),
+    }
 
 
 # The chain head per tenant, known while this transaction holds the tenant's chain lock: no

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from celery import Celery
+from celery.signals import worker_process_init
 
 from app.core.config import get_settings
 
@@ -75,6 +76,22 @@ def _configure(sender: Celery, **_: Any) -> None:
                               "schedule": settings.erasure_sweep_interval_seconds},
         },
     )
+
+
+@worker_process_init.connect
+def _own_broker_engine(**_: Any) -> None:
+    """A pool process must not reuse the connections of the main process's broker engine:
+    kombu's SQLAlchemy transport caches one engine per URL at class level, a fork inherits
+    its pooled connections, and two processes talking over one socket corrupt each other's
+    conversation (seen as "prepared statement does not exist" after a pool process was
+    killed). The child drops the inherited engine without closing its sockets, which stay
+    the parent's, and opens its own."""
+    from kombu.transport import sqlalchemy as kombu_sqlalchemy
+
+    engines = kombu_sqlalchemy.Channel._engines
+    for engine, _session in list(engines.values()):
+        engine.dispose(close=False)
+    engines.clear()
 
 
 def _transport_options(broker_url: str) -> dict[str, Any]:

@@ -102,8 +102,8 @@ def erase_batch(session: Session, *, tenant_id: uuid.UUID, request_id: uuid.UUID
     held = memories.held_by(session, tenant_id=tenant_id, ids=list(derived))
     erase = [locked[i] for i in sorted(locked)
              if i not in held and locked[i].state != MemoryState.forgotten]
-    tombstoned = lifecycle.tombstone(session, erase, reason=REASON, actor=ACTOR)
     erased = [memory.id for memory in erase]
+    tombstoned = lifecycle.tombstone(session, erase, reason=REASON, actor=ACTOR)
     reached = memories.descendants(session, tenant_id=tenant_id, memory_ids=erased)
     asked = artifacts.request_erasure(
         session, tenant_id=tenant_id, artifact_ids=sorted(reached.get(artifacts.KIND, set())),

@@ -399,11 +399,11 @@ def redact_versions(session: Session, texts: Mapping[uuid.UUID, str]) -> None:
 
 
 def purge_contents(session: Session, memories: Sequence[Memory]) -> int:
-    """Empty every version of these memories and clear their content fields: tombstones
-    remain. One statement for the versions, however many; returns how many were emptied.
+    """Empty every version of these memories, in one statement however many; returns how
+    many were emptied. (`tombstone_rows` clears the memory rows' content fields.)
 
-    The memory rows keep their IDs, subject, source and state; the versions keep their rows
-    with empty text and no vector (the generated search vector empties with the text).
+    The versions keep their rows with empty text and no vector (the generated search vector
+    empties with the text).
     """
     if not memories:
         return 0
@@ -411,17 +411,37 @@ def purge_contents(session: Session, memories: Sequence[Memory]) -> int:
         update(MemoryVersion)
         .where(col(MemoryVersion.memory_id).in_([memory.id for memory in memories]))
         .values(text="", embedding=None)
-        # Sync loaded versions by the ids the UPDATE returns; the default ("evaluate") walks
-        # the whole identity map on every call, quadratic over a job purging thousands.
-        .execution_options(synchronize_session="fetch")
+        # No synchronization by SQLAlchemy (both of its ways cost seconds over thousands of
+        # rows): the loaded versions of these memories are expired below, in one pass.
+        .execution_options(synchronize_session=False)
+    )
+    _expire(session, MemoryVersion, "memory_id", {memory.id for memory in memories})
+    return int(getattr(result, "rowcount", 0) or 0)
+
+
+def tombstone_rows(session: Session, memories: Sequence[Memory], *, at: datetime) -> None:
+    """The lifecycle columns of a batch of tombstones, in one statement (for
+    `lifecycle.tombstone`, which owns the rule): state `forgotten`, revision + 1, the times,
+    and the content fields cleared. The loaded rows are updated to match."""
+    if not memories:
+        return
+    session.execute(
+        update(Memory)
+        .where(col(Memory.id).in_([memory.id for memory in memories]))
+        .values(state=MemoryState.forgotten.value, revision=Memory.revision + 1,
+                updated_at=at, state_changed_at=at, key=None, depends_on={}, meta={},
+                flags=[])
+        .execution_options(synchronize_session=False)
     )
     for memory in memories:
-        memory.key = None
-        memory.depends_on = {}
-        memory.meta = {}
-        memory.flags = []
-        session.add(memory)
-    return int(getattr(result, "rowcount", 0) or 0)
+        session.expire(memory)  # read again, as written, when next used
+
+
+def _expire(session: Session, model: type[Any], column: str, values: set[Any]) -> None:
+    """Expire the loaded objects of ``model`` whose ``column`` is in ``values``."""
+    for loaded in list(session.identity_map.values()):
+        if isinstance(loaded, model) and getattr(loaded, column) in values:
+            session.expire(loaded)
 
 
 def save(session: Session, memory: Memory, *, flush: bool = False) -> None:

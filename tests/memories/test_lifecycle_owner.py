@@ -80,7 +80,7 @@ def test_content_is_destroyed_in_one_place() -> None:
     """Legal holds are checked in `destroy_content`: nothing else may purge or redact."""
     for step in ("redact_versions", "redact_answers"):
         assert set(_called(step)) == {(LIFECYCLE, "destroy_content")}, step
-    for step in ("purge_contents", "redact_answers_of"):
+    for step in ("purge_contents", "redact_answers_of", "tombstone_rows"):
         assert set(_called(step)) == {(LIFECYCLE, "tombstone")}, step
     assert {module for module, _ in _called("destroy_content")} == {
         "forgetting/forget.py", "forgetting/describe.py"}
