@@ -6,7 +6,17 @@ from fastapi import FastAPI, Request, status
 from fastapi.responses import Response
 from fastapi.staticfiles import StaticFiles
 
-from console import routes_audit, routes_auth, routes_dashboard, routes_settings, routes_staff
+from console import (
+    routes_audit,
+    routes_auth,
+    routes_dashboard,
+    routes_erasures,
+    routes_holds,
+    routes_memories,
+    routes_quarantine,
+    routes_settings,
+    routes_staff,
+)
 from console.cookies import PendingCookiesMiddleware
 from console.deps import CrossSiteForm, CsrfRefused, NotAnOfficer, NotSignedIn
 from console.headers import SecurityHeadersMiddleware
@@ -27,6 +37,10 @@ def create_console() -> FastAPI:
     console.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
     console.include_router(routes_auth.router)
     console.include_router(routes_dashboard.router)
+    console.include_router(routes_memories.router)
+    console.include_router(routes_quarantine.router)
+    console.include_router(routes_holds.router)
+    console.include_router(routes_erasures.router)
     console.include_router(routes_audit.router)
     console.include_router(routes_staff.router)
     console.include_router(routes_settings.router)

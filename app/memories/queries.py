@@ -36,6 +36,7 @@ from app.memories.schemas import (
     Lineage,
     MemoryPage,
     MemoryPublic,
+    Tombstone,
     VersionList,
     VersionPublic,
 )
@@ -157,6 +158,24 @@ def lineage(session: Session, *, tenant_id: uuid.UUID, memory_id: uuid.UUID) -> 
                  for e in parents],
         children=[EdgePublic(kind=e.child_kind, ref=str(e.child_id), created_at=e.created_at)
                   for e in children],
+    )
+
+
+def tombstone(session: Session, *, tenant_id: uuid.UUID, memory_id: uuid.UUID) -> Tombstone | None:
+    """What stays of a forgotten memory: its ID, when and why (from its audit trail), never
+    content; None when the memory is not forgotten (or not this tenant's)."""
+    memory = store.find(session, tenant_id=tenant_id, memory_id=memory_id)
+    if memory is None or memory.state != MemoryState.forgotten.value:
+        return None
+    trail = audit.trail(session, tenant_id=tenant_id, target_kind="memory", target_id=memory.id)
+    forgot = next((event for event in reversed(trail)
+                   if event.to_state == MemoryState.forgotten.value), None)
+    return Tombstone(
+        id=memory.id,
+        forgotten_at=forgot.created_at if forgot is not None else memory.state_changed_at,
+        reason=forgot.reason if forgot is not None else None,
+        actor=forgot.actor if forgot is not None else None,
+        audit_events=trail,
     )
 
 

@@ -174,3 +174,13 @@ class Lineage(BaseModel):
     audit_events: list[TrailEvent] = Field(
         description="The audit events about this memory, oldest first (the last 200)."
     )
+
+
+class Tombstone(BaseModel):
+    """A forgotten memory as the console shows it: ID, when, why, who; no content."""
+
+    id: uuid.UUID
+    forgotten_at: datetime
+    reason: str | None
+    actor: str | None
+    audit_events: list[TrailEvent]

@@ -1,0 +1,105 @@
+"""Memory search and the lineage page of one memory."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Request, status
+from fastapi.responses import HTMLResponse, Response
+
+from app.core import uow
+from app.embeddings.runtime import embed_soon
+from app.holds import service as holds
+from app.memories import queries
+from app.memories.errors import InvalidCursor, MemoryNotFound
+from app.memories.models import MemoryState
+from app.recall import service as recall
+from app.recall.schemas import RecallRequest
+from console import lineage_view
+from console.deps import ViewerDep
+from console.templating import templates
+
+router = APIRouter(include_in_schema=False)
+
+PAGE_SIZE = 25
+# Text search ranks one subject's live memories (recall); this many are ranked at most.
+TEXT_RESULTS = 100
+SEARCHABLE_STATES = [s for s in MemoryState if s is not MemoryState.forgotten]
+# Recall reaches live memories only; the other states are listed, not ranked.
+RANKED_STATES = {MemoryState.active, MemoryState.suspect}
+Text = Annotated[str, Query(max_length=255)]
+
+
+def _state(value: str) -> MemoryState | None:
+    try:
+        state = MemoryState(value)
+    except ValueError:
+        return None
+    return state if state in SEARCHABLE_STATES else None
+
+
+@router.get("/memories", name="console_memories", response_class=HTMLResponse)
+def search(
+    request: Request, viewer: ViewerDep, subject: Text = "", q: Annotated[str, Query(
+        max_length=2000)] = "", state: Text = "", cursor: Annotated[str, Query(
+        max_length=512)] = "", page: Annotated[int, Query(ge=1, le=TEXT_RESULTS)] = 1,
+) -> Response:
+    """Search memories by subject, text and state."""
+    subject, q = subject.strip(), q.strip()
+    wanted = _state(state)
+    context: dict[str, object] = {
+        "viewer": viewer, "subject": subject, "q": q, "state": wanted.value if wanted else "",
+        "states": SEARCHABLE_STATES, "results": [], "next_cursor": None, "notice": None,
+        "scores": {}, "page": page, "more_pages": False, "searched": bool(subject or q or wanted),
+    }
+    code = status.HTTP_200_OK
+    if q and not subject:
+        context["notice"] = "Text search looks within one subject: enter the subject too."
+    elif q and wanted is not None and wanted not in RANKED_STATES:
+        context["notice"] = ("Text search ranks active and suspect memories only; clear the "
+                             "text to list the subject's " + wanted.value + " memories.")
+    elif q:
+        ranked = recall.recall(viewer.tenant_id, RecallRequest(
+            subject=subject, query=q, limit=TEXT_RESULTS,
+            include_suspect=wanted is not MemoryState.active), embed_soon(q))
+        hits = [r for r in ranked.results if wanted is None or r.memory.state == wanted]
+        start = (page - 1) * PAGE_SIZE
+        context["results"] = [r.memory for r in hits[start:start + PAGE_SIZE]]
+        context["scores"] = {r.memory.id: r.score for r in hits}
+        context["more_pages"] = len(hits) > start + PAGE_SIZE
+    elif context["searched"]:
+        filters = queries.Filters(subject=subject or None, state=wanted)
+        try:
+            with uow.unit_of_work(viewer.tenant_id) as session:
+                found = queries.page(session, tenant_id=viewer.tenant_id, filters=filters,
+                                     limit=PAGE_SIZE, cursor=cursor or None)
+            context["results"], context["next_cursor"] = found.data, found.next_cursor
+        except InvalidCursor as refused:
+            context["notice"], code = refused.detail, status.HTTP_422_UNPROCESSABLE_CONTENT
+    return templates.TemplateResponse(request, "memories.html", context, status_code=code)
+
+
+@router.get("/memories/{memory_id}", name="console_lineage", response_class=HTMLResponse)
+def lineage(request: Request, memory_id: uuid.UUID, viewer: ViewerDep) -> Response:
+    """A memory's versions, diffs, supersession, provenance, flags, holds and audit trail."""
+    with uow.unit_of_work(viewer.tenant_id) as session:
+        try:
+            found = queries.lineage(session, tenant_id=viewer.tenant_id, memory_id=memory_id)
+            memory = queries.get(session, tenant_id=viewer.tenant_id, memory_id=memory_id)
+        except MemoryNotFound:
+            tomb = queries.tombstone(session, tenant_id=viewer.tenant_id, memory_id=memory_id)
+            if tomb is None:
+                return templates.TemplateResponse(
+                    request, "not_found.html", {"viewer": viewer, "what": "memory"},
+                    status_code=status.HTTP_404_NOT_FOUND)
+            return templates.TemplateResponse(
+                request, "tombstone.html", {"viewer": viewer, "tomb": tomb})
+        hold_ids = holds.covering(session, tenant_id=viewer.tenant_id, memory_ids=[memory_id])
+        covering = [holds.get(session, tenant_id=viewer.tenant_id, hold_id=hold_id)
+                    for hold_id in sorted(set(hold_ids.values()))]
+    return templates.TemplateResponse(request, "lineage.html", {
+        "viewer": viewer, "memory": memory, "lineage": found, "holds": covering,
+        "steps": lineage_view.timeline(found.versions),
+        "graph": lineage_view.graph(str(memory_id), found.parents, found.children),
+    })
