@@ -82,8 +82,16 @@ def browser(tmp_path: Path) -> Iterator[Any]:
         f"--user-data-dir={tmp_path / 'chromium-profile'}",
     ):
         options.add_argument(argument)
+    # The page's console is read back: a script or style the CSP blocked shows there.
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    # Downloads (the receipt) land where the test can read them.
+    options.add_experimental_option("prefs", {
+        "download.default_directory": str(tmp_path / "downloads"),
+        "download.prompt_for_download": False,
+    })
     driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
     driver.set_page_load_timeout(30)
+    driver.set_script_timeout(30)
     try:
         yield driver
     finally:

@@ -17,9 +17,10 @@ def _file(client: Any, subject: str = "user:42", **fields: str) -> Any:
 
 
 def _actor(owner_conn: Any, tenant: dict[str, Any]) -> str:
-    row = owner_conn.execute("SELECT id FROM api_key WHERE tenant_id = %s AND role = "
-                             "'compliance'", (tenant["id"],)).fetchone()
-    return f"key:{row[0]}"
+    """The audit actor of the officer `sign_in` signed in (the newest staff member)."""
+    row = owner_conn.execute("SELECT id FROM staff WHERE tenant_id = %s "
+                             "ORDER BY created_at DESC LIMIT 1", (tenant["id"],)).fetchone()
+    return f"staff:{row[0]}"
 
 
 def test_file_an_erasure_and_see_it_listed_with_its_due_date(

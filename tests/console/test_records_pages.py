@@ -23,9 +23,10 @@ def _audit_actions(client: Any, tenant: dict[str, Any], target: str) -> list[dic
 
 
 def _key_actor(owner_conn: Any, tenant: dict[str, Any]) -> str:
-    row = owner_conn.execute("SELECT id FROM api_key WHERE tenant_id = %s AND role = "
-                             "'compliance'", (tenant["id"],)).fetchone()
-    return f"key:{row[0]}"
+    """The audit actor of the officer `sign_in` signed in (the newest staff member)."""
+    row = owner_conn.execute("SELECT id FROM staff WHERE tenant_id = %s "
+                             "ORDER BY created_at DESC LIMIT 1", (tenant["id"],)).fetchone()
+    return f"staff:{row[0]}"
 
 
 def test_pages_need_a_signed_in_officer(client: Any) -> None:
