@@ -7,6 +7,7 @@ from datetime import datetime
 from typing import Annotated, Any
 
 from pydantic import (
+    AwareDatetime,
     BaseModel,
     Field,
     GetJsonSchemaHandler,
@@ -69,6 +70,10 @@ class MemoryFields(StrictModel):
     expected_revision: int | None = Field(
         None, ge=1, description="With `key`: the slot memory's revision this write replaces."
     )
+    observed_at: AwareDatetime | None = Field(
+        None, description="When it was said or observed (a conversation turn's time); "
+        "default: the write time.",
+    )
 
     _whole = field_validator("expected_revision", mode="before")(_integral)
 
@@ -117,6 +122,7 @@ class MemoryPublic(BaseModel):
     created_at: datetime
     updated_at: datetime
     last_validated_at: datetime
+    observed_at: datetime = Field(description="When it was said or observed.")
 
 
 class Effects(BaseModel):

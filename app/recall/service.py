@@ -23,7 +23,7 @@ from app.core import db
 from app.memories import store as memories
 from app.memories.models import MemoryState
 from app.memories.schemas import MemoryPublic
-from app.recall import candidates, ranking, retractions, small_subjects
+from app.recall import bm25_lists, candidates, ranking, retractions, small_subjects
 from app.recall.ranking import reciprocal_rank_fusion
 from app.recall.schemas import (
     RecallMode,
@@ -196,8 +196,8 @@ def _send_lexical(
     keyword: candidates.PendingLists | list[tuple[uuid.UUID, float]] | None = None
     if request.mode is not RecallMode.vector:
         keyword = (rows.keyword(n) if rows is not None else
-                   candidates.send(conn, subject=request.subject, states=states, n=n,
-                                   query=request.query, size=size))
+                   bm25_lists.send(conn, subject=request.subject, states=states, n=n,
+                                   query=request.query))
     return PendingLexical(retractions=retracted, size=size, rows=rows, keyword=keyword)
 
 
