@@ -7,7 +7,6 @@ from datetime import datetime
 from typing import Annotated, Any
 
 from pydantic import (
-    AwareDatetime,
     BaseModel,
     Field,
     GetJsonSchemaHandler,
@@ -17,7 +16,7 @@ from pydantic import (
 from typing_extensions import TypeAliasType
 
 from app.audit.schemas import TrailEvent
-from app.core.schemas import BodyUUID, CleanStr, NonBlank, StrictModel
+from app.core.schemas import BodyTime, BodyUUID, CleanStr, NonBlank, StrictModel
 from app.memories.models import MemoryState, Volatility
 
 TEXT_MAX = 8000
@@ -70,7 +69,7 @@ class MemoryFields(StrictModel):
     expected_revision: int | None = Field(
         None, ge=1, description="With `key`: the slot memory's revision this write replaces."
     )
-    observed_at: AwareDatetime | None = Field(
+    observed_at: BodyTime | None = Field(
         None, description="When it was said or observed (a conversation turn's time); "
         "default: the write time.",
     )

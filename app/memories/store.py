@@ -326,8 +326,8 @@ def insert(
         volatility=body.volatility.value, source=body.source, depends_on=dict(body.depends_on),
         meta=dict(body.metadata),
     )
-    if body.observed_at is not None:
-        memory.observed_at = body.observed_at
+    # Unless the write says when it was said, it was said when written.
+    memory.observed_at = body.observed_at or memory.created_at
     session.add(memory)
     session.flush()
     return memory

@@ -35,6 +35,49 @@ def reciprocal_rank_fusion(
     return sorted(scores.items(), key=lambda pair: pair[1], reverse=True)
 
 
+def weighted_rrf(
+    ranked_lists: Sequence[Sequence[K]], *, weights: Sequence[float], k: int = RRF_K
+) -> list[tuple[K, float]]:
+    """Items by descending Σ weight/(k + rank), each list with its weight; ties keep
+    first-seen order (stable)."""
+    scores: dict[K, float] = {}
+    for ranked, weight in zip(ranked_lists, weights, strict=True):
+        for position, item in enumerate(ranked, start=1):
+            scores[item] = scores.get(item, 0.0) + weight / (k + position)
+    return sorted(scores.items(), key=lambda pair: pair[1], reverse=True)
+
+
+# Recall's fusion, chosen on the tuning half of the dialogue benchmark (docs/benchmarks.md,
+# "Conversational retrieval"): reciprocal rank with a small constant, so first places count
+# for much more than tenth ones; the keyword list at under a third of the vector list's weight,
+# and only its memories scoring at least `KEYWORD_GATE` of its best one. A memory matched by
+# a common word alone (a speaker's name, "gym") would otherwise join with a rank as good as a
+# real match's.
+FUSION_K = 5
+KEYWORD_WEIGHT = 0.3
+KEYWORD_GATE = 0.4
+
+
+def fuse(
+    vector: Sequence[tuple[K, float]] | None, keyword: Sequence[tuple[K, float]] | None,
+) -> list[tuple[K, float]]:
+    """Recall's fusion of its candidate lists, best first: each as (item, its list's score,
+    higher better for BM25). A single list (one mode) is ranked as it is."""
+    if vector is None or keyword is None:
+        alone = vector if vector is not None else keyword or []
+        return reciprocal_rank_fusion([[item for item, _ in alone]], k=FUSION_K)
+    return weighted_rrf([[item for item, _ in vector], gated(keyword, KEYWORD_GATE)],
+                        weights=[1.0, KEYWORD_WEIGHT], k=FUSION_K)
+
+
+def gated(found: Sequence[tuple[K, float]], share: float) -> list[K]:
+    """The items scoring at least ``share`` of the best score, in order."""
+    if not found:
+        return []
+    best = max(score for _, score in found)
+    return [item for item, score in found if score >= share * best]
+
+
 def shown(score: float) -> float:
     """The score as a result shows it, and as ties are judged."""
     return round(score, SCORE_DIGITS)

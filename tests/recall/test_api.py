@@ -177,7 +177,7 @@ def test_the_keyword_list_is_read_while_the_query_embeds_and_no_connection_waits
     from concurrent.futures import Future
 
     from app.embeddings.runtime import embedder
-    from app.recall import candidates, service, small_subjects
+    from app.recall import bm25_lists, candidates, service, small_subjects
     from app.recall.schemas import RecallRequest
 
     locker = _remember(client, tenant["app"], "My locker code at the ZX-400 gym is 4471.")
@@ -185,6 +185,7 @@ def test_the_keyword_list_is_read_while_the_query_embeds_and_no_connection_waits
     events: list[str] = []
     vector_sent = threading.Event()
     send, send_rows, send_size = candidates.send, small_subjects.send, candidates.send_size
+    send_keyword = bm25_lists.send
 
     class WatchedLists(candidates.PendingLists):
         def result(self) -> candidates.Lists:
@@ -202,6 +203,11 @@ def test_the_keyword_list_is_read_while_the_query_embeds_and_no_connection_waits
             vector_sent.set()
         return WatchedLists(pending.vector, pending.keyword)
 
+    def watched_send_keyword(conn: Any, **ask: Any) -> Any:
+        events.append("keyword")
+        pending = send_keyword(conn, **ask)
+        return WatchedLists(pending.vector, pending.keyword)
+
     def watched_send_rows(conn: Any, **ask: Any) -> Any:
         events.append("subject's rows")
         return send_rows(conn, **ask)
@@ -217,6 +223,7 @@ def test_the_keyword_list_is_read_while_the_query_embeds_and_no_connection_waits
             return super().result(timeout)
 
     monkeypatch.setattr(candidates, "send", watched_send)
+    monkeypatch.setattr(bm25_lists, "send", watched_send_keyword)
     monkeypatch.setattr(small_subjects, "send", watched_send_rows)
     monkeypatch.setattr(candidates, "send_size", watched_send_size)
     if size != "small":
