@@ -40,11 +40,27 @@ def weighted_rrf(
 ) -> list[tuple[K, float]]:
     """Items by descending Σ weight/(k + rank), each list with its weight; ties keep
     first-seen order (stable)."""
+    return _fused([[(item, position) for position, item in enumerate(ranked, start=1)]
+                   for ranked in ranked_lists], weights, k)
+
+
+def _fused(ranked_lists: Sequence[Sequence[tuple[K, int]]], weights: Sequence[float],
+           k: int) -> list[tuple[K, float]]:
     scores: dict[K, float] = {}
     for ranked, weight in zip(ranked_lists, weights, strict=True):
-        for position, item in enumerate(ranked, start=1):
+        for item, position in ranked:
             scores[item] = scores.get(item, 0.0) + weight / (k + position)
     return sorted(scores.items(), key=lambda pair: pair[1], reverse=True)
+
+
+def shared_ranks(found: Sequence[tuple[K, float]]) -> list[tuple[K, int]]:
+    """Each item with its rank in a scored list, best first; items of equal score share the
+    rank of the first of them: equally relevant, they are not made less so by their IDs."""
+    ranked: list[tuple[K, int]] = []
+    for position, (item, score) in enumerate(found, start=1):
+        tied = ranked and found[position - 2][1] == score
+        ranked.append((item, ranked[-1][1] if tied else position))
+    return ranked
 
 
 # Recall's fusion, chosen on the tuning half of the dialogue benchmark (docs/benchmarks.md,
@@ -55,26 +71,26 @@ def weighted_rrf(
 # real match's.
 FUSION_K = 5
 KEYWORD_WEIGHT = 0.3
-KEYWORD_GATE = 0.4
+KEYWORD_GATE = 0.6
 
 
 def fuse(
     vector: Sequence[tuple[K, float]] | None, keyword: Sequence[tuple[K, float]] | None,
 ) -> list[tuple[K, float]]:
-    """Recall's fusion of its candidate lists, best first: each as (item, its list's score,
-    higher better for BM25). A single list (one mode) is ranked as it is."""
+    """Recall's fusion of its candidate lists, best first: each as (item, its list's score),
+    items of equal score sharing a rank. A single list (one mode) is ranked as it is."""
     if vector is None or keyword is None:
         alone = vector if vector is not None else keyword or []
-        return reciprocal_rank_fusion([[item for item, _ in alone]], k=FUSION_K)
-    return weighted_rrf([[item for item, _ in vector], gated(keyword, KEYWORD_GATE)],
-                        weights=[1.0, KEYWORD_WEIGHT], k=FUSION_K)
+        return _fused([shared_ranks(alone)], [1.0], FUSION_K)
+    best = max((score for _, score in keyword), default=0.0)
+    kept = [(item, score) for item, score in keyword if score >= KEYWORD_GATE * best]
+    return _fused([shared_ranks(vector), shared_ranks(kept)], [1.0, KEYWORD_WEIGHT],
+                  FUSION_K)
 
 
 def gated(found: Sequence[tuple[K, float]], share: float) -> list[K]:
     """The items scoring at least ``share`` of the best score, in order."""
-    if not found:
-        return []
-    best = max(score for _, score in found)
+    best = max((score for _, score in found), default=0.0)
     return [item for item, score in found if score >= share * best]
 
 
