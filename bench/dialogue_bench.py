@@ -176,10 +176,10 @@ def tune(lists: Sequence[Any], questions: Sequence[Question], turn_of: dict[str,
     trial("recall's fusion", lambda found: ranking.fuse(found.vector, found.keyword))
     for k in (3, 5, 10, 30, 60):
         for weight in (0.3, 0.5, 0.8, 1.0):
-            trial(f"rrf k={k} keyword×{weight}", lambda found, k=k, weight=weight:
+            trial(f"rrf k={k} keyword x{weight}", lambda found, k=k, weight=weight:
                   ranking.weighted_rrf(found.ranked(), weights=[1.0, weight], k=k))
-            for gate in (0.2, 0.3, 0.4, 0.5):
-                trial(f"rrf k={k} keyword×{weight} ≥{gate} best",
+            for gate in (0.2, 0.3, 0.4, 0.5, 0.6):
+                trial(f"rrf k={k} keyword x{weight} ≥{gate} best",
                       lambda found, k=k, weight=weight, gate=gate: ranking.weighted_rrf(
                           [found.ranked()[0], ranking.gated(found.keyword, gate)],
                           weights=[1.0, weight], k=k))

@@ -211,7 +211,8 @@ def test_observed_at_defaults_to_the_write_time_and_is_returned_by_recall(
     now = client.post("/v1/memories", json={"subject": "user:1", "text": "Biscuit hates stairs."},
                       headers=headers).json()
     assert now["observed_at"] == now["created_at"]
-    found = client.post("/v1/recall", json={"subject": "user:1", "query": "when did we get the dog"},
+    found = client.post("/v1/recall", json={"subject": "user:1",
+                                            "query": "when did we get the dog"},
                         headers=headers).json()["results"]
     shown = {r["memory"]["id"]: r["memory"]["observed_at"] for r in found}
     assert shown[said.json()["id"]].startswith("2026-01-11T19:05:00")
