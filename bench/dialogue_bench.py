@@ -25,6 +25,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -160,6 +161,20 @@ def score_fusion(
     return sorted(scores.items(), key=lambda pair: pair[1], reverse=True)
 
 
+def _rrf(found: Any, *, k: int, weight: float,
+         gate: float | None = None) -> list[tuple[uuid.UUID, float]]:
+    from app.recall import ranking
+
+    vector, keyword = found.ranked()
+    if gate is not None:
+        keyword = ranking.gated(found.keyword, gate)
+    return ranking.weighted_rrf([vector, keyword], weights=[1.0, weight], k=k)
+
+
+def _scores(found: Any, *, share: float) -> list[tuple[uuid.UUID, float]]:
+    return score_fusion(found.vector or [], found.keyword or [], keyword_share=share)
+
+
 def tune(lists: Sequence[Any], questions: Sequence[Question], turn_of: dict[str, str]) -> None:
     from app.recall import ranking
 
@@ -176,16 +191,12 @@ def tune(lists: Sequence[Any], questions: Sequence[Question], turn_of: dict[str,
     trial("recall's fusion", lambda found: ranking.fuse(found.vector, found.keyword))
     for k in (3, 5, 10, 30, 60):
         for weight in (0.3, 0.5, 0.8, 1.0):
-            trial(f"rrf k={k} keyword x{weight}", lambda found, k=k, weight=weight:
-                  ranking.weighted_rrf(found.ranked(), weights=[1.0, weight], k=k))
+            trial(f"rrf k={k} keyword x{weight}", partial(_rrf, k=k, weight=weight))
             for gate in (0.2, 0.3, 0.4, 0.5, 0.6):
                 trial(f"rrf k={k} keyword x{weight} ≥{gate} best",
-                      lambda found, k=k, weight=weight, gate=gate: ranking.weighted_rrf(
-                          [found.ranked()[0], ranking.gated(found.keyword, gate)],
-                          weights=[1.0, weight], k=k))
+                      partial(_rrf, k=k, weight=weight, gate=gate))
     for share in (0.2, 0.3, 0.4, 0.5, 0.6):
-        trial(f"scores keyword share {share}", lambda found, share=share: score_fusion(
-            found.vector or [], found.keyword or [], keyword_share=share))
+        trial(f"scores keyword share {share}", partial(_scores, share=share))
     # Chosen by the tuning half: hit@10, then hit@1.
     tried.sort(key=lambda item: (-item[1]["tuning"], -item[2]["tuning"]))
     print("\nfusion                          hit@10 tuning  reporting   hit@1 tuning  reporting")
