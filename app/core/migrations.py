@@ -19,6 +19,7 @@ log = logging.getLogger(__name__)
 ROOT = Path(__file__).resolve().parents[2]
 MIGRATION_LOCK = 0x4C45_5448  # arbitrary constant: one migrator at a time per database
 KEYWORD_MATCHES = "public.lethe_keyword_matches(text, text[], tsquery[], integer)"
+BM25 = "public.lethe_bm25(text, text[], text, integer, double precision, double precision)"
 
 
 def alembic_config() -> Config:
@@ -92,9 +93,10 @@ def grant_app_role(conn: Connection, role: str) -> None:
     if conn.execute(text("SELECT to_regclass('audit_event')")).scalar() is not None:
         # Append-only for the application; the trigger refuses changes from anyone else.
         conn.exec_driver_sql(f"REVOKE UPDATE, TRUNCATE ON audit_event FROM {ident}")
-    found = conn.execute(text("SELECT to_regprocedure(:f)"), {"f": KEYWORD_MATCHES}).scalar()
-    if found is not None:
-        # Runs with the owner's rights (migrations 0010, 0011): PUBLIC may not, the
-        # application may.
-        conn.exec_driver_sql(f"GRANT EXECUTE ON FUNCTION {KEYWORD_MATCHES} TO {ident}")
+    for function in (KEYWORD_MATCHES, BM25):
+        found = conn.execute(text("SELECT to_regprocedure(:f)"), {"f": function}).scalar()
+        if found is not None:
+            # Runs with the owner's rights (migrations 0010, 0011, 0021): PUBLIC may not, the
+            # application may.
+            conn.exec_driver_sql(f"GRANT EXECUTE ON FUNCTION {function} TO {ident}")
     check_app_role(conn, role)

@@ -5,11 +5,20 @@ from __future__ import annotations
 import uuid
 from typing import Annotated, Any
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Strict, StringConstraints
+from pydantic import (
+    AwareDatetime,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Strict,
+    StringConstraints,
+)
 
 # Strict bodies parse JSON as written: `true` is not a number, "3" is not a float. UUIDs arrive
 # as JSON strings, so fields holding them opt back into lax parsing.
 BodyUUID = Annotated[uuid.UUID, Strict(False)]
+# A time in a JSON body: an ISO 8601 string with its offset (JSON has no time type).
+BodyTime = Annotated[AwareDatetime, Strict(False)]
 
 # PostgreSQL text cannot hold NUL; saying so in the schema turns it into a 422, not a 500.
 CleanStr = Annotated[str, StringConstraints(pattern=r"^[^\x00]*$")]

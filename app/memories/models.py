@@ -128,6 +128,9 @@ class Memory(SQLModel, table=True):
     # When the memory entered its current state (set only by `transitions.transition`);
     # `updated_at` is no substitute, since an edit of a deprecated memory moves it.
     state_changed_at: datetime = timestamp_field()
+    # When what it says was said or observed (a conversation turn's time); the write time
+    # unless the write names it.
+    observed_at: datetime = timestamp_field()
 
 
 class MemoryVersion(SQLModel, table=True):
@@ -190,3 +193,27 @@ class ProvenanceEdge(SQLModel, table=True):
     parent_kind: str = Field(sa_column=Column(String(20), nullable=False))
     parent_ref: str = Field(sa_column=Column(String(255), nullable=False))
     created_at: datetime = timestamp_field()
+
+
+class SubjectText(SQLModel, table=True):
+    """A subject's live memories and their summed length in terms, for BM25 (migration 0021
+    keeps it by triggers; nothing else writes it)."""
+
+    __tablename__ = "subject_text"
+
+    tenant_id: uuid.UUID = Field(primary_key=True)
+    subject: str = Field(sa_column=Column(String(255), primary_key=True))
+    memories: int = Field(sa_column=Column(BigInteger, nullable=False))
+    length: int = Field(sa_column=Column(BigInteger, nullable=False))
+
+
+class SubjectTerm(SQLModel, table=True):
+    """How many of a subject's live memories hold a term (a lexeme of their current version),
+    for BM25; a term none holds has no row (migration 0021)."""
+
+    __tablename__ = "subject_term"
+
+    tenant_id: uuid.UUID = Field(primary_key=True)
+    subject: str = Field(sa_column=Column(String(255), primary_key=True))
+    term: str = Field(sa_column=Column(Text, primary_key=True))
+    memories: int = Field(sa_column=Column(BigInteger, nullable=False))

@@ -16,7 +16,7 @@ from pydantic import (
 from typing_extensions import TypeAliasType
 
 from app.audit.schemas import TrailEvent
-from app.core.schemas import BodyUUID, CleanStr, NonBlank, StrictModel
+from app.core.schemas import BodyTime, BodyUUID, CleanStr, NonBlank, StrictModel
 from app.memories.models import MemoryState, Volatility
 
 TEXT_MAX = 8000
@@ -69,6 +69,10 @@ class MemoryFields(StrictModel):
     expected_revision: int | None = Field(
         None, ge=1, description="With `key`: the slot memory's revision this write replaces."
     )
+    observed_at: BodyTime | None = Field(
+        None, description="When it was said or observed (a conversation turn's time); "
+        "default: the write time.",
+    )
 
     _whole = field_validator("expected_revision", mode="before")(_integral)
 
@@ -117,6 +121,7 @@ class MemoryPublic(BaseModel):
     created_at: datetime
     updated_at: datetime
     last_validated_at: datetime
+    observed_at: datetime = Field(description="When it was said or observed.")
 
 
 class Effects(BaseModel):

@@ -53,7 +53,7 @@ LIVE = [state.value for state in LIVE_STATES]
 PUBLIC_COLUMNS = (
     "m.id, m.subject, v.text, m.revision, v.id AS version_id, v.seq AS version_seq, m.state, "
     "m.volatility, m.key, m.source, m.depends_on, m.metadata, m.superseded_by, m.flags, "
-    "m.created_at, m.updated_at, m.last_validated_at"
+    "m.created_at, m.updated_at, m.last_validated_at, m.observed_at"
 )
 _VIEWS = sql(
     f"SELECT {PUBLIC_COLUMNS} FROM memory m JOIN memory_version v ON v.id = m.current_version_id"
@@ -70,6 +70,7 @@ def public(row: Mapping[Any, Any]) -> MemoryPublic:
         source=row["source"], depends_on=row["depends_on"], metadata=row["metadata"],
         superseded_by=row["superseded_by"], flags=row["flags"], created_at=row["created_at"],
         updated_at=row["updated_at"], last_validated_at=row["last_validated_at"],
+        observed_at=row["observed_at"],
     )
 
 
@@ -325,6 +326,8 @@ def insert(
         volatility=body.volatility.value, source=body.source, depends_on=dict(body.depends_on),
         meta=dict(body.metadata),
     )
+    # Unless the write says when it was said, it was said when written.
+    memory.observed_at = body.observed_at or memory.created_at
     session.add(memory)
     session.flush()
     return memory
@@ -363,6 +366,8 @@ def restate(memory: Memory, body: MemoryCreate) -> None:
         memory.depends_on = dict(body.depends_on)
     if "metadata" in given:
         memory.meta = dict(body.metadata)
+    if body.observed_at is not None:
+        memory.observed_at = body.observed_at
 
 
 def patch(memory: Memory, changes: MemoryPatch) -> None:

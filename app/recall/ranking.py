@@ -35,6 +35,65 @@ def reciprocal_rank_fusion(
     return sorted(scores.items(), key=lambda pair: pair[1], reverse=True)
 
 
+def weighted_rrf(
+    ranked_lists: Sequence[Sequence[K]], *, weights: Sequence[float], k: int = RRF_K
+) -> list[tuple[K, float]]:
+    """Items by descending Σ weight/(k + rank), each list with its weight; ties keep
+    first-seen order (stable)."""
+    return _fused([[(item, position) for position, item in enumerate(ranked, start=1)]
+                   for ranked in ranked_lists], weights, k)
+
+
+def _fused(ranked_lists: Sequence[Sequence[tuple[K, int]]], weights: Sequence[float],
+           k: int) -> list[tuple[K, float]]:
+    scores: dict[K, float] = {}
+    for ranked, weight in zip(ranked_lists, weights, strict=True):
+        for item, position in ranked:
+            scores[item] = scores.get(item, 0.0) + weight / (k + position)
+    return sorted(scores.items(), key=lambda pair: pair[1], reverse=True)
+
+
+def shared_ranks(found: Sequence[tuple[K, float]]) -> list[tuple[K, int]]:
+    """Each item with its rank in a scored list, best first; items of equal score share the
+    rank of the first of them: equally relevant, they are not made less so by their IDs."""
+    ranked: list[tuple[K, int]] = []
+    for position, (item, score) in enumerate(found, start=1):
+        tied = ranked and found[position - 2][1] == score
+        ranked.append((item, ranked[-1][1] if tied else position))
+    return ranked
+
+
+# Recall's fusion, chosen on the tuning half of the dialogue benchmark (docs/benchmarks.md,
+# "Conversational retrieval"): reciprocal rank with a small constant, so first places count
+# for much more than tenth ones; the keyword list at under a third of the vector list's weight,
+# and only its memories scoring at least `KEYWORD_GATE` of its best one. A memory matched by
+# a common word alone (a speaker's name, "gym") would otherwise join with a rank as good as a
+# real match's.
+FUSION_K = 5
+KEYWORD_WEIGHT = 0.3
+KEYWORD_GATE = 0.6
+
+
+def fuse(
+    vector: Sequence[tuple[K, float]] | None, keyword: Sequence[tuple[K, float]] | None,
+) -> list[tuple[K, float]]:
+    """Recall's fusion of its candidate lists, best first: each as (item, its list's score),
+    items of equal score sharing a rank. A single list (one mode) is ranked as it is."""
+    if vector is None or keyword is None:
+        alone = vector if vector is not None else keyword or []
+        return _fused([shared_ranks(alone)], [1.0], FUSION_K)
+    best = max((score for _, score in keyword), default=0.0)
+    kept = [(item, score) for item, score in keyword if score >= KEYWORD_GATE * best]
+    return _fused([shared_ranks(vector), shared_ranks(kept)], [1.0, KEYWORD_WEIGHT],
+                  FUSION_K)
+
+
+def gated(found: Sequence[tuple[K, float]], share: float) -> list[K]:
+    """The items scoring at least ``share`` of the best score, in order."""
+    best = max((score for _, score in found), default=0.0)
+    return [item for item, score in found if score >= share * best]
+
+
 def shown(score: float) -> float:
     """The score as a result shows it, and as ties are judged."""
     return round(score, SCORE_DIGITS)

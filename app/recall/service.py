@@ -23,8 +23,7 @@ from app.core import db
 from app.memories import store as memories
 from app.memories.models import MemoryState
 from app.memories.schemas import MemoryPublic
-from app.recall import candidates, ranking, retractions, small_subjects
-from app.recall.ranking import reciprocal_rank_fusion
+from app.recall import bm25_lists, candidates, ranking, retractions, small_subjects
 from app.recall.schemas import (
     RecallMode,
     RecallRequest,
@@ -120,14 +119,31 @@ def _finish(
 ) -> RecallResponse:
     """Rank the subject's vectors read beforehand, or send the vector list and await it; then
     load the results."""
+    found = _lists(conn, request, lexical, embedding)
+    return results(conn, request=request, found=found, retracted=lexical.retractions)
+
+
+def _lists(
+    conn: psycopg.Connection[Any], request: RecallRequest, lexical: Lexical,
+    embedding: Sequence[float] | None,
+) -> candidates.Lists:
     vector = None
     if request.mode is not RecallMode.keyword:
         assert embedding is not None, "vector recall needs the query embedding"
         n = candidate_count(request.limit)
         vector = (lexical.rows.nearest(embedding, n) if lexical.rows is not None
                   else _vector_list(conn, request, embedding, lexical.size))
-    found = candidates.Lists(vector=vector, keyword=lexical.keyword)
-    return results(conn, request=request, found=found, retracted=lexical.retractions)
+    return candidates.Lists(vector=vector, keyword=lexical.keyword)
+
+
+def candidate_lists(
+    tenant_id: uuid.UUID, request: RecallRequest, embedding: Sequence[float]
+) -> candidates.Lists:
+    """The candidate lists ``request``'s recall fuses, with their scores, read as `recall`
+    reads them in one transaction (for evaluating fusions: `bench/dialogue_bench.py`)."""
+    with db.read_pipeline(tenant_id, settings=candidates.scan_settings()) as conn:
+        lexical = _send_lexical(conn, tenant_id, request).result()
+        return _lists(conn, request, lexical, embedding)
 
 
 def _vector_list(
@@ -196,8 +212,8 @@ def _send_lexical(
     keyword: candidates.PendingLists | list[tuple[uuid.UUID, float]] | None = None
     if request.mode is not RecallMode.vector:
         keyword = (rows.keyword(n) if rows is not None else
-                   candidates.send(conn, subject=request.subject, states=states, n=n,
-                                   query=request.query, size=size))
+                   bm25_lists.send(conn, subject=request.subject, states=states, n=n,
+                                   query=request.query))
     return PendingLexical(retractions=retracted, size=size, rows=rows, keyword=keyword)
 
 
@@ -207,7 +223,7 @@ def results(
 ) -> RecallResponse:
     """The fused candidates still recallable, with their history, and the retractions."""
     states = states_for(request)
-    fused = reciprocal_rank_fusion(found.ranked())
+    fused = ranking.fuse(found.vector, found.keyword)
     answer: list[RecallResult] = []
     start = 0
     # A candidate whose memory left the recallable states since its list was read is dropped

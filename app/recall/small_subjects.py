@@ -8,47 +8,53 @@ critical path but the result load, and the database is spared the keyword statem
 CPU slowed the embedding it runs beside on a small machine (docs/decisions.md, "Small
 subjects are ranked where the query vector lands").
 
-Both lists are the ones the database computes for larger subjects (`candidates`), to the
-order: `tests/recall/test_small_subjects.py` holds them side by side.
+Both lists are the ones the database computes for larger subjects (`candidates`,
+`bm25_lists`): `tests/recall/test_small_subjects.py` holds them side by side.
 """
 
 from __future__ import annotations
 
-import math
 import uuid
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from fractions import Fraction
 from typing import Any
 
 import numpy as np
 import psycopg
 
-from app.recall import candidates
+from app.memories.store import LIVE
+from app.text import bm25
 
 # Up to this many live memories a subject is read whole while its query embeds. 500 vectors
 # are 0.8 MB.
 RANK_IN_PROCESS_UP_TO = 500
 
-# The subject's live memories with their current vector (pgvector's binary form) and the
-# query's terms each holds (the version's lexemes less those outside the query; the same
-# exact-lexeme match as the keyword statement's), beside the query's terms themselves. Only
-# if the subject has at most `most` live memories: otherwise no rows, read no further than
-# one past that. One statement, one snapshot: what it returns is the whole subject.
+# The subject's live memories with their current vector (pgvector's binary form), whether each
+# is in the asked-for states, its length in terms and how often it holds each of the query's
+# terms (the lexemes `lethe_bm25` matches), beside the query's terms themselves. BM25's
+# statistics are over every live memory, as the database's are (migration 0021), whichever
+# states are asked for. Only if the subject has at most `most` live memories: otherwise no
+# rows, read no further than one past that. One statement, one snapshot: what it returns is
+# the whole subject.
 _ROWS_SQL = """
     WITH query AS MATERIALIZED (
         SELECT coalesce(array_agg(DISTINCT lexeme), '{}'::text[]) AS terms
         FROM unnest(tsvector_to_array(to_tsvector('english', %(query)s))) AS lexeme
     )
-    SELECT m.id, vector_send(v.embedding), q.terms,
-           tsvector_to_array(ts_delete(v.search, tsvector_to_array(ts_delete(v.search, q.terms))))
+    SELECT m.id, vector_send(v.embedding), q.terms, held.terms, held.frequencies,
+           lethe_text_length(v.search), m.state = ANY(%(states)s)
     FROM memory_version v
     JOIN memory m ON m.current_version_id = v.id
     CROSS JOIN query q
-    WHERE m.subject = %(subject)s AND m.state = ANY(%(states)s)
+    CROSS JOIN LATERAL (
+        SELECT coalesce(array_agg(u.lexeme), '{}'::text[]) AS terms,
+               coalesce(array_agg(coalesce(cardinality(u.positions), 1)), '{}'::int[])
+                   AS frequencies
+        FROM unnest(v.search) u WHERE u.lexeme = ANY(q.terms)
+    ) held
+    WHERE m.subject = %(subject)s AND m.state = ANY(%(live)s)
       AND (SELECT count(*) FROM (
-               SELECT FROM memory s WHERE s.subject = %(subject)s AND s.state = ANY(%(states)s)
+               SELECT FROM memory s WHERE s.subject = %(subject)s AND s.state = ANY(%(live)s)
                LIMIT %(most)s + 1) up_to) <= %(most)s
 """
 
@@ -58,9 +64,10 @@ class SubjectRows:
     """A small subject's live memories, read beforehand."""
 
     ids: list[uuid.UUID]  # every live memory
-    matched: list[frozenset[str]]  # per memory, as `ids`: the query's terms it holds
+    documents: list[bm25.Document]  # per memory, as `ids`: length, query terms' frequencies
+    eligible: list[bool]  # per memory, as `ids`: in the asked-for states
     terms: frozenset[str]  # the query's distinct terms
-    vector_ids: list[uuid.UUID]  # the memories with a vector
+    vector_ids: list[uuid.UUID]  # the eligible memories with a vector
     matrix: np.ndarray[Any, np.dtype[np.float64]]  # their vectors, one row each
 
     def nearest(self, embedding: Sequence[float], n: int) -> list[tuple[uuid.UUID, float]]:
@@ -76,28 +83,11 @@ class SubjectRows:
                             distances.tolist(), strict=True))
         return [(memory_id, distance) for _, memory_id, distance in ranked[:n]]
 
-    def keyword(self, n: int, *, min_coverage: float = candidates.KEYWORD_MIN_COVERAGE,
-                max_df_share: float = candidates.KEYWORD_MAX_DF_SHARE,
-                ) -> list[tuple[uuid.UUID, float]]:
-        """`candidates._KEYWORD_SQL`'s answer: each memory's IDF-weighted share of the query's
-        terms, IDF over the subject's live memories, terms in more than ``max_df_share`` of
-        them left out as stop words; those at ``min_coverage`` or more, best first, ties by
-        ID."""
-        total = len(self.ids)
-        most = max(2, math.ceil(Fraction(str(max_df_share)) * total))
-        frequency = Counter(term for held in self.matched for term in held)
-        weight = {term: math.log(1 + (total - frequency[term] + 0.5) / (frequency[term] + 0.5))
-                  for term in self.terms if frequency[term] <= most}
-        # Summed in one order, exactly rounded: memories holding the same terms tie exactly,
-        # as they do in the database's arithmetic, and fall back on their IDs.
-        whole = math.fsum(weight[term] for term in sorted(weight))
-        scored = []
-        for memory_id, held in zip(self.ids, self.matched, strict=True):
-            kept = sorted(term for term in held if term in weight)
-            if kept:
-                coverage = math.fsum(weight[term] for term in kept) / whole
-                if coverage >= min_coverage:
-                    scored.append((memory_id, coverage))
+    def keyword(self, n: int) -> list[tuple[uuid.UUID, float]]:
+        """`lethe_bm25`'s answer: the ``n`` eligible memories with the highest BM25 scores for
+        the query's terms, statistics over every live memory, ties by ID."""
+        scored = [(self.ids[index], score) for index, score in
+                  bm25.rank(self.documents, self.terms, eligible=self.eligible)]
         scored.sort(key=lambda item: (-item[1], item[0]))
         return scored[:n]
 
@@ -112,7 +102,7 @@ class PendingRows:
         rows = self.cursor.fetchall()
         if not rows:
             return None
-        with_vector = [row for row in rows if row[1] is not None]
+        with_vector = [row for row in rows if row[1] is not None and row[6]]
         if with_vector:
             # vector_send: int16 dimensions, int16 unused, then each value as a big-endian
             # float4.
@@ -123,7 +113,10 @@ class PendingRows:
             matrix = np.zeros((0, 0))
         return SubjectRows(
             ids=[row[0] for row in rows],
-            matched=[frozenset(row[3]) for row in rows],
+            documents=[bm25.Document(length=int(row[5]),
+                                     frequencies=dict(zip(row[3], row[4], strict=True)))
+                       for row in rows],
+            eligible=[bool(row[6]) for row in rows],
             terms=frozenset(rows[0][2]),
             vector_ids=[row[0] for row in with_vector],
             matrix=matrix.astype(np.float64))
@@ -132,5 +125,5 @@ class PendingRows:
 def send(conn: psycopg.Connection[Any], *, subject: str, states: Sequence[str],
          query: str) -> PendingRows:
     return PendingRows(conn.execute(_ROWS_SQL, {
-        "subject": subject, "states": list(states), "query": query,
+        "subject": subject, "states": list(states), "live": LIVE, "query": query,
         "most": RANK_IN_PROCESS_UP_TO}, binary=True))

@@ -21,7 +21,8 @@ import pytest
 
 from app.core import db
 from app.embeddings.runtime import embedder
-from app.recall import candidates, small_subjects
+from app.recall import bm25_lists, candidates, small_subjects
+from app.text import bm25
 from tests.recall import bulk
 
 FIXTURE = Path(__file__).parent / "fixtures" / "retrieval.json"
@@ -70,7 +71,7 @@ def test_both_lists_ranked_here_are_the_databases(seeded: uuid.UUID) -> None:
     subjects, texts, queries, _ = _data()
     model = embedder()
     query_vectors = dict(zip(queries, model.embed([q or "-" for q in queries]), strict=True))
-    compared = stop_words = with_keywords = 0
+    compared = common = with_keywords = 0
     with db.read_pipeline(seeded, settings=candidates.scan_settings()) as conn:
         for subject in subjects:
             for query in queries:
@@ -78,11 +79,11 @@ def test_both_lists_ranked_here_are_the_databases(seeded: uuid.UUID) -> None:
                                            query=query).result()
                 assert rows is not None and len(rows.ids) == len(texts)
                 ask = {"subject": subject, "states": ["active"], "n": 40}
-                keyword = candidates.send(conn, **ask, query=query).result().keyword
+                keyword = bm25_lists.send(conn, **ask, query=query).result().keyword
                 here = rows.keyword(40)
                 assert keyword is not None
                 assert [m for m, _ in here] == [m for m, _ in keyword], (subject, query)
-                assert [c for _, c in here] == pytest.approx([c for _, c in keyword], abs=1e-9)
+                assert [c for _, c in here] == pytest.approx([c for _, c in keyword], rel=1e-9)
                 exact = candidates.send(conn, **ask, embedding=query_vectors[query],
                                         exact=True).result().vector
                 assert exact is not None
@@ -91,12 +92,12 @@ def test_both_lists_ranked_here_are_the_databases(seeded: uuid.UUID) -> None:
                 assert [d for _, d in nearest] == pytest.approx([d for _, d in exact], abs=1e-6)
                 compared += 1
                 with_keywords += bool(keyword)
-                stop_words += any(sum(term in held for held in rows.matched) > 4
-                                  for term in rows.terms)
+                common += any(sum(term in d.frequencies for d in rows.documents) > 4
+                              for term in rows.terms)
     # The comparison covered what it is for: lists with keyword hits, and queries with terms
-    # common enough to be stop words.
+    # in more than 5 % of the subject (the old keyword list's stop words; BM25 weighs them).
     assert compared == len(subjects) * len(queries)
-    assert with_keywords > 50 and stop_words > 50
+    assert with_keywords > 50 and common > 50
 
 
 def test_a_memory_without_a_vector_is_a_keyword_candidate_only(seeded: uuid.UUID) -> None:
@@ -127,11 +128,15 @@ def test_only_a_subject_up_to_the_limit_is_read_whole(
 
 
 def _rows(ids: list[uuid.UUID], matrix: list[list[float]],
-          matched: list[set[str]] | None = None, terms: set[str] | None = None,
-          ) -> small_subjects.SubjectRows:
+          held: list[dict[str, int]] | None = None, terms: set[str] | None = None,
+          lengths: list[int] | None = None) -> small_subjects.SubjectRows:
+    held = held or [{} for _ in ids]
     return small_subjects.SubjectRows(
-        ids=ids, matched=[frozenset(m) for m in matched or [set()] * len(ids)],
-        terms=frozenset(terms or set()), vector_ids=ids, matrix=np.array(matrix))
+        ids=ids, documents=[bm25.Document(length=(lengths or [10] * len(ids))[i],
+                                          frequencies=frequencies)
+                            for i, frequencies in enumerate(held)],
+        eligible=[True] * len(ids), terms=frozenset(terms or set()), vector_ids=ids,
+        matrix=np.array(matrix))
 
 
 def test_ranking_here_breaks_ties_by_id_and_puts_a_zero_vector_last() -> None:
@@ -146,23 +151,23 @@ def test_ranking_here_breaks_ties_by_id_and_puts_a_zero_vector_last() -> None:
     assert _rows([], []).nearest([1.0], 3) == []
 
 
-def test_keyword_scores_here_weigh_rare_terms_drop_common_ones_and_tie_by_id() -> None:
-    """60 memories: "zx" in two, "gym" in three (5 % of 60: still specific), "locker" in
-    nobody's, "code" in 30 (a stop word). Query terms: all four."""
+def test_keyword_scores_here_are_bm25_weigh_rare_terms_and_tie_by_id() -> None:
+    """60 memories of 10 terms: "zx" in two, "gym" in three, "locker" in none, "code" in 30
+    (common, so it weighs little, but it still counts). Query terms: all four."""
     ids = sorted(uuid.uuid4() for _ in range(60))
-    matched = [set() for _ in ids]
+    held: list[dict[str, int]] = [{} for _ in ids]
     for index in range(30):
-        matched[index].add("code")
-    matched[5] |= {"zx", "gym"}
-    matched[1] |= {"zx", "gym"}
-    matched[7] |= {"gym"}
-    rows = _rows(ids, [[1.0]] * 60, matched, {"zx", "gym", "locker", "code"})
+        held[index]["code"] = 1
+    held[5] |= {"zx": 1, "gym": 1}
+    held[1] |= {"zx": 1, "gym": 1}
+    held[7] |= {"gym": 2}
+    rows = _rows(ids, [[1.0]] * 60, held, {"zx", "gym", "locker", "code"})
     ranked = rows.keyword(10)
-    # zx and gym together outweigh locker (absent, so rarest): ids[1] and ids[5] tie, by ID;
-    # gym alone (ids[7]) is under half the weight.
-    assert [m for m, _ in ranked] == [ids[1], ids[5]]
-    idf = {df: np.log(1 + (60 - df + 0.5) / (df + 0.5)) for df in (0, 2, 3)}
-    assert ranked[0][1] == pytest.approx((idf[2] + idf[3]) / (idf[0] + idf[2] + idf[3]))
-    assert rows.keyword(10, min_coverage=0.1)[2] == (ids[7], pytest.approx(
-        idf[3] / (idf[0] + idf[2] + idf[3])))
+    idf = {df: np.log(1 + (60 - df + 0.5) / (df + 0.5)) for df in (2, 3, 30)}
+    # At the average length a term held once scores its idf; twice, 2.2/1.2 of it.
+    assert [m for m, _ in ranked[:3]] == [ids[1], ids[5], ids[7]]
+    assert ranked[0][1] == pytest.approx(idf[2] + idf[3] + idf[30])
+    assert ranked[2][1] == pytest.approx(idf[3] * 2 * 2.2 / 3.2 + idf[30])
+    assert [m for m, _ in ranked[3:]] == sorted(ids[i] for i in range(30)
+                                                if i not in (1, 5, 7))[:7]
     assert _rows([], [], [], {"zx"}).keyword(5) == []
