@@ -15,6 +15,7 @@ from app.audit.router import router as audit_router
 from app.core import errors
 from app.core.body_limit import BodyLimitMiddleware
 from app.core.config import get_settings
+from app.core.utf8 import Utf8Middleware
 from app.embeddings import runtime as embeddings
 from app.forgetting.describe_router import router as describe_router
 from app.forgetting.revalidation_router import router as ladder_router
@@ -92,4 +93,5 @@ def create_app() -> FastAPI:
 
     app.mount("/console", create_console())
     app.add_middleware(BodyLimitMiddleware, max_bytes=get_settings().max_body_bytes)
+    app.add_middleware(Utf8Middleware)
     return app

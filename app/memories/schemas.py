@@ -16,7 +16,15 @@ from pydantic import (
 from typing_extensions import TypeAliasType
 
 from app.audit.schemas import TrailEvent
-from app.core.schemas import BodyUUID, CleanStr, NonBlank, StrictModel
+from app.core.schemas import (
+    INT32_MAX,
+    INT64_MAX,
+    INT64_MIN,
+    BodyUUID,
+    CleanStr,
+    NonBlank,
+    StrictModel,
+)
 from app.memories.models import MemoryState, Volatility
 
 TEXT_MAX = 8000
@@ -35,9 +43,10 @@ class _ClosedKeys:
         return schema
 
 
+MetadataInt = Annotated[int, Field(ge=INT64_MIN, le=INT64_MAX)]
 JsonValue = TypeAliasType(
     "JsonValue",
-    "CleanStr | int | float | bool | list[JsonValue] "
+    "CleanStr | MetadataInt | float | bool | list[JsonValue] "
     "| Annotated[dict[CleanStr, JsonValue], _ClosedKeys] | None",
 )
 
@@ -67,7 +76,8 @@ class MemoryFields(StrictModel):
     depends_on: dict[CleanStr, CleanStr] = Field(default_factory=dict, json_schema_extra=CLOSED)
     metadata: dict[CleanStr, JsonValue] = Field(default_factory=dict, json_schema_extra=CLOSED)
     expected_revision: int | None = Field(
-        None, ge=1, description="With `key`: the slot memory's revision this write replaces."
+        None, ge=1, le=INT32_MAX,
+        description="With `key`: the slot memory's revision this write replaces.",
     )
 
     _whole = field_validator("expected_revision", mode="before")(_integral)
@@ -90,9 +100,18 @@ class MemoryPatch(StrictModel):
 
 
 class RevertBody(StrictModel):
-    seq: int = Field(ge=1, description="The version to point at again.")
+    seq: int = Field(ge=1, le=INT32_MAX, description="The version to point at again.")
 
     _whole = field_validator("seq", mode="before")(_integral)
+
+
+class RedactedAnswer(BaseModel):
+    """A replayed answer about a memory forgotten (or struck) since it was first given: stored
+    answers never keep forgotten text, so the replay keeps only the ID and the state."""
+
+    id: uuid.UUID
+    state: str = Field(description="`forgotten`; after a strike that redacted, its state then.",
+                       examples=["forgotten"])
 
 
 class VersionRef(BaseModel):
