@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -12,7 +11,7 @@ from starlette.concurrency import run_in_threadpool
 from app.access.router import router as access_router
 from app.artifacts.router import router as artifacts_router
 from app.audit.router import router as audit_router
-from app.core import errors
+from app.core import errors, logs
 from app.core.body_limit import BodyLimitMiddleware
 from app.core.config import get_settings
 from app.core.utf8 import Utf8Middleware
@@ -55,7 +54,7 @@ async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
 
 
 def create_app() -> FastAPI:
-    logging.basicConfig(level=logging.INFO)
+    logs.configure()
     app = FastAPI(
         title="Lethe",
         version="1.0.0",
@@ -94,4 +93,6 @@ def create_app() -> FastAPI:
     app.mount("/console", create_console())
     app.add_middleware(BodyLimitMiddleware, max_bytes=get_settings().max_body_bytes)
     app.add_middleware(Utf8Middleware)
+    # Outermost: every answer, even a refused one, carries its request ID.
+    app.add_middleware(logs.RequestIdMiddleware)
     return app

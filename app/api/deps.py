@@ -17,6 +17,7 @@ from app.core import db, security
 from app.core.errors import Forbidden, Unauthorized
 from app.core.runtime import get_runtime
 from app.idempotency import service as idempotency
+from app.limits import service as limits
 from app.tenants import service as tenants
 from app.tenants.models import Role
 from app.tenants.service import Principal
@@ -62,12 +63,14 @@ def identify(
     work: route.RequestWork, credentials: HTTPAuthorizationCredentials | None
 ) -> Principal:
     """The caller's key, recorded on the request's unit of work; 401 when it is missing,
-    unknown or revoked. Blocking (one query): from a worker thread."""
+    unknown or revoked; 429 past the key's rate. Blocking (one query): from a worker
+    thread."""
     if credentials is None:
         raise Unauthorized("Send `Authorization: Bearer <key>`.")
     found = _authenticate(credentials.credentials)
     if found is None:
         raise Unauthorized("Unknown or revoked key.")
+    limits.admit(tenant_id=found.tenant_id, key_id=found.key_id)
     _record(work, found)
     return found
 

@@ -26,6 +26,9 @@ class TenantSettings(SQLModel, table=True):
         default_factory=dict, sa_column=Column(JSONB, nullable=False, server_default="{}"))
     retractions: dict[str, Any] = Field(
         default_factory=dict, sa_column=Column(JSONB, nullable=False, server_default="{}"))
+    # Migration 0022_limits: an empty object reads as the default limits.
+    limits: dict[str, Any] = Field(
+        default_factory=dict, sa_column=Column(JSONB, nullable=False, server_default="{}"))
     detect_forget_requests: bool = Field(
         default=False, sa_column=Column(Boolean, nullable=False, server_default="false")
     )

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from app.core.schemas import PublicModel, StrictModel
+from app.core.schemas import INT32_MAX, PublicModel, StrictModel
 from app.text.supersession import DEFAULT as SUPERSESSION_DEFAULT
 
 
@@ -74,6 +74,30 @@ class Retractions(StrictModel):
     )
 
 
+class Limits(StrictModel):
+    """Per-key request rate and per-tenant quotas; every refusal is problem+json."""
+
+    rate_limit: Literal["default", "on", "off"] = Field(
+        "default",
+        description="Per-key rate limiting: `on`, `off`, or `default` (on only when the "
+        "deployment runs in production).",
+    )
+    requests_per_minute: int = Field(
+        600, ge=1, le=1_000_000,
+        description="Requests a key may send per minute when rate limited; more → 429 with "
+        "Retry-After.",
+    )
+    max_memories: int = Field(
+        0, ge=0, le=INT32_MAX,
+        description="Memories (not forgotten) the tenant may hold; 0: no quota. A write that "
+        "would add one more → 409 `memory-quota-exceeded`.",
+    )
+    max_ingest_bytes: int = Field(
+        1_048_576, ge=1, le=INT32_MAX,
+        description="Largest `POST /v1/ingest` body; larger → 413 `ingest-too-large`.",
+    )
+
+
 class SettingsPublic(PublicModel):
     half_lives: HalfLives
     retention: Retention
@@ -81,6 +105,7 @@ class SettingsPublic(PublicModel):
     supersession: Supersession
     forget: ForgetCascade
     retractions: Retractions
+    limits: Limits
 
 
 class HalfLivesPatch(StrictModel):
@@ -109,6 +134,13 @@ class RetractionsPatch(StrictModel):
     keep_about: bool | None = None
 
 
+class LimitsPatch(StrictModel):
+    rate_limit: Literal["default", "on", "off"] | None = None
+    requests_per_minute: int | None = Field(None, ge=1, le=1_000_000)
+    max_memories: int | None = Field(None, ge=0, le=INT32_MAX)
+    max_ingest_bytes: int | None = Field(None, ge=1, le=INT32_MAX)
+
+
 class SettingsPatch(StrictModel):
     """Any subset; nested objects merge field by field."""
 
@@ -118,3 +150,4 @@ class SettingsPatch(StrictModel):
     supersession: SupersessionPatch | None = None
     forget: ForgetCascadePatch | None = None
     retractions: RetractionsPatch | None = None
+    limits: LimitsPatch | None = None

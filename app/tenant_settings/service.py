@@ -15,6 +15,7 @@ from app.tenant_settings.models import TenantSettings
 from app.tenant_settings.schemas import (
     ForgetCascade,
     HalfLives,
+    Limits,
     Retention,
     Retractions,
     SettingsPatch,
@@ -36,6 +37,7 @@ def create_defaults(session: Session, *, tenant_id: uuid.UUID) -> TenantSettings
         detect_forget_requests=False,
         forget=ForgetCascade().model_dump(),
         retractions=Retractions().model_dump(),
+        limits=Limits().model_dump(),
     )
     session.add(row)
     return row
@@ -72,6 +74,7 @@ def update(
     row.detect_forget_requests = updated.detect_forget_requests
     row.forget = updated.forget.model_dump()
     row.retractions = updated.retractions.model_dump()
+    row.limits = updated.limits.model_dump()
     row.updated_at = utcnow()
     session.add(row)
     session.flush()
@@ -109,4 +112,5 @@ def _public(row: TenantSettings) -> SettingsPublic:
         # An empty object (a row from before these settings) reads as the defaults.
         forget=ForgetCascade.model_validate(row.forget),
         retractions=Retractions.model_validate(row.retractions),
+        limits=Limits.model_validate(row.limits),
     )
