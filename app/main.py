@@ -26,6 +26,7 @@ from app.ingestion.router import router as ingestion_router
 from app.invalidation.router import router as dependencies_router
 from app.maintenance.router import router as maintenance_router
 from app.memories.router import router as memories_router
+from app.metrics.router import router as metrics_router
 from app.recall.router import router as recall_router
 from app.receipts import keys as receipt_keys
 from app.receipts.router import router as receipts_router
@@ -65,6 +66,7 @@ def create_app() -> FastAPI:
     errors.install(app)
     for router in (
         health_router,
+        metrics_router,
         tenants_router,
         keys_router,
         staff_router,

@@ -19,6 +19,8 @@ from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from app.core import metrics
+
 HEADER = "X-Request-ID"
 SANE_ID = re.compile(r"^[A-Za-z0-9._:\-]{1,128}$")
 request_id: ContextVar[str | None] = ContextVar("request_id", default=None)
@@ -91,11 +93,13 @@ class RequestIdMiddleware:
             await self.app(scope, receive, send_with_id)
         finally:
             route = scope.get("route")
+            # The route's template, not the path: paths name subjects and sessions.
+            template = getattr(route, "path_format", None) or getattr(route, "path", None)
+            seconds = time.perf_counter() - started
             access_log.info("request", extra={"fields": {
-                "method": scope.get("method"),
-                # The route's template, not the path: paths name subjects and sessions.
-                "route": getattr(route, "path_format", None) or getattr(route, "path", None),
-                "status": status,
-                "duration_ms": round((time.perf_counter() - started) * 1000, 2),
+                "method": scope.get("method"), "route": template, "status": status,
+                "duration_ms": round(seconds * 1000, 2),
             }})
+            metrics.observe_request(route=template, method=scope.get("method"), status=status,
+                                    seconds=seconds)
             request_id.reset(token)

@@ -14,7 +14,7 @@ from typing import Any
 
 from sqlalchemy import delete, text
 from sqlalchemy.dialects.postgresql import insert
-from sqlmodel import Session, col, select
+from sqlmodel import Session, col, func, select
 
 from app.core.config import get_settings
 from app.core.jobs import enqueue_job
@@ -187,6 +187,15 @@ REDACT_ANSWERS = text(
 def redact_answers(session: Session, *, memory_id: uuid.UUID, state: str) -> None:
     """Rewrite every stored answer naming the memory to `{"id", "state"}`."""
     session.execute(REDACT_ANSWERS, {"memory_id": str(memory_id), "state": str(state)})
+
+
+def count_jobs(session: Session) -> dict[tuple[str, str], int]:
+    """The current tenant's operations by (kind, status), under row-level security."""
+    rows = session.execute(
+        select(Operation.kind, Operation.status, func.count()).group_by(
+            col(Operation.kind), col(Operation.status))
+    ).all()
+    return {(str(kind), str(getattr(status, "value", status))): int(n) for kind, status, n in rows}
 
 
 def prune(session: Session, *, now: datetime) -> int:
