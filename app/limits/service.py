@@ -12,6 +12,7 @@ import time
 import uuid
 
 from app.core.config import get_settings
+from app.core.errors import NotFound
 from app.core.uow import unit_of_work
 from app.limits.errors import IngestTooLarge, RateLimited
 from app.limits.rates import RateLimiter, retry_after
@@ -32,8 +33,12 @@ def limits_for(tenant_id: uuid.UUID) -> Limits:
         cached = _cache.get(tenant_id)
     if cached is not None and cached[0] > now:
         return cached[1]
-    with unit_of_work(tenant_id) as session:
-        limits = tenant_settings.get(session, tenant_id=tenant_id).limits
+    try:
+        with unit_of_work(tenant_id) as session:
+            limits = tenant_settings.get(session, tenant_id=tenant_id).limits
+    except NotFound:
+        # No settings row: the defaults, rather than refusing every request of the tenant.
+        limits = Limits()
     with _cache_lock:
         _cache[tenant_id] = (now + SETTINGS_TTL_SECONDS, limits)
     return limits
