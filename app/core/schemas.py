@@ -15,7 +15,7 @@ BodyUUID = Annotated[uuid.UUID, Strict(False)]
 CleanStr = Annotated[str, StringConstraints(pattern=r"^[^\x00]*$")]
 
 
-def _whole_number(value: Any) -> Any:
+def whole_number(value: Any) -> Any:
     # JSON does not tell 13 from 13.0 (JSON Schema calls both integers); "13" and true stay
     # refused by the strict check that follows.
     if type(value) is float and value.is_integer():
@@ -23,7 +23,7 @@ def _whole_number(value: Any) -> Any:
     return value
 
 
-JsonInt = Annotated[int, BeforeValidator(_whole_number)]
+JsonInt = Annotated[int, BeforeValidator(whole_number)]
 
 # The largest value of an `integer` column (revisions, version numbers): a bigger one in a
 # request is a 422 said by the schema, not a 500 from PostgreSQL.

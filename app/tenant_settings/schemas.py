@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
-from app.core.schemas import INT32_MAX, PublicModel, StrictModel
+from app.core.schemas import INT32_MAX, PublicModel, StrictModel, whole_number
 from app.text.supersession import DEFAULT as SUPERSESSION_DEFAULT
 
 
@@ -139,6 +139,10 @@ class LimitsPatch(StrictModel):
     requests_per_minute: int | None = Field(None, ge=1, le=1_000_000)
     max_memories: int | None = Field(None, ge=0, le=INT32_MAX)
     max_ingest_bytes: int | None = Field(None, ge=1, le=INT32_MAX)
+
+    # JSON does not tell 600 from 600.0 (JSON Schema calls both integers).
+    _whole = field_validator("requests_per_minute", "max_memories", "max_ingest_bytes",
+                             mode="before")(whole_number)
 
 
 class SettingsPatch(StrictModel):
