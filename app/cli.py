@@ -193,7 +193,9 @@ def api_environment(runtime: Runtime) -> dict[str, str]:
 
 def api_command(host: str, port: int) -> list[str]:
     return [sys.executable, "-m", "uvicorn", "app.main:create_app", "--factory",
-            "--host", host, "--port", str(port), "--no-access-log"]
+            "--host", host, "--port", str(port), "--no-access-log",
+            # Requests the HTTP parser refuses are answered as problem+json too.
+            "--http", "app.core.http_protocol:ProblemHTTPProtocol"]
 
 
 def worker_command(concurrency: int) -> list[str]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -12,9 +11,10 @@ from starlette.concurrency import run_in_threadpool
 from app.access.router import router as access_router
 from app.artifacts.router import router as artifacts_router
 from app.audit.router import router as audit_router
-from app.core import errors
+from app.core import errors, logs
 from app.core.body_limit import BodyLimitMiddleware
 from app.core.config import get_settings
+from app.core.utf8 import Utf8Middleware
 from app.embeddings import runtime as embeddings
 from app.erasure.router import router as erasure_router
 from app.forgetting.describe_router import router as describe_router
@@ -27,6 +27,7 @@ from app.ingestion.router import router as ingestion_router
 from app.invalidation.router import router as dependencies_router
 from app.maintenance.router import router as maintenance_router
 from app.memories.router import router as memories_router
+from app.metrics.router import router as metrics_router
 from app.recall.router import router as recall_router
 from app.receipts import keys as receipt_keys
 from app.receipts.router import router as receipts_router
@@ -55,7 +56,7 @@ async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
 
 
 def create_app() -> FastAPI:
-    logging.basicConfig(level=logging.INFO)
+    logs.configure()
     app = FastAPI(
         title="Lethe",
         version="1.0.0",
@@ -66,6 +67,7 @@ def create_app() -> FastAPI:
     errors.install(app)
     for router in (
         health_router,
+        metrics_router,
         tenants_router,
         keys_router,
         staff_router,
@@ -94,4 +96,7 @@ def create_app() -> FastAPI:
 
     app.mount("/console", create_console())
     app.add_middleware(BodyLimitMiddleware, max_bytes=get_settings().max_body_bytes)
+    app.add_middleware(Utf8Middleware)
+    # Outermost: every answer, even a refused one, carries its request ID.
+    app.add_middleware(logs.RequestIdMiddleware)
     return app

@@ -1,7 +1,7 @@
 """BM25 term statistics per subject, kept by triggers; `observed_at` on memories.
 
 Revision ID: 0021_bm25_observed_at
-Revises: 0018_access_requests
+Revises: 0020_erasure
 Create Date: 2026-12-02
 """
 
@@ -13,7 +13,7 @@ from alembic import op
 from app.core import rls
 
 revision: str = "0021_bm25_observed_at"
-down_revision: str | None = "0018_access_requests"
+down_revision: str | None = "0020_erasure"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -1,7 +1,7 @@
 """Console sign-in: staff rows found by email before the tenant is known; failed attempts.
 
 Revision ID: 0023_console_sign_in
-Revises: 0020_erasure
+Revises: 0022_limits
 Create Date: 2026-12-02
 """
 
@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0023_console_sign_in"
-down_revision: str | None = "0020_erasure"
+down_revision: str | None = "0022_limits"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

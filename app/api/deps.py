@@ -12,11 +12,12 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from sqlmodel import Session
 from starlette.concurrency import run_in_threadpool
 
-from app.api import route
+from app.api import access, route
 from app.core import db, security
 from app.core.errors import Forbidden, Unauthorized
 from app.core.runtime import get_runtime
 from app.idempotency import service as idempotency
+from app.limits import service as limits
 from app.tenants import service as tenants
 from app.tenants.models import Role
 from app.tenants.service import Principal
@@ -62,16 +63,22 @@ def identify(
     work: route.RequestWork, credentials: HTTPAuthorizationCredentials | None
 ) -> Principal:
     """The caller's key, recorded on the request's unit of work; 401 when it is missing,
-    unknown or revoked. Blocking (one query): from a worker thread."""
+    unknown or revoked; 429 past the key's rate. Blocking (one query): from a worker
+    thread."""
     if credentials is None:
         raise Unauthorized("Send `Authorization: Bearer <key>`.")
     found = _authenticate(credentials.credentials)
     if found is None:
         raise Unauthorized("Unknown or revoked key.")
-    work.tenant_id = found.tenant_id
-    work.api_key_id = found.key_id
-    work.identified = True
+    limits.admit(tenant_id=found.tenant_id, key_id=found.key_id)
+    _record(work, found)
     return found
+
+
+def _record(work: route.RequestWork, principal: Principal) -> None:
+    work.tenant_id = principal.tenant_id
+    work.api_key_id = principal.key_id
+    work.identified = True
 
 
 def require_role(principal: Principal, role: Role) -> Principal:
@@ -81,8 +88,20 @@ def require_role(principal: Principal, role: Role) -> Principal:
     return principal
 
 
+async def caller(request: Request, credentials: HTTPAuthorizationCredentials | None
+                 ) -> Principal:
+    """The request's key, looked up once per request (a retried attempt reuses it)."""
+    known = getattr(request.state, "principal", None)
+    if isinstance(known, Principal):
+        _record(route.current(request), known)
+        return known
+    found = await run_in_threadpool(identify, route.current(request), credentials)
+    request.state.principal = found
+    return found
+
+
 async def _principal(request: Request, credentials: Credentials) -> Principal:
-    return await run_in_threadpool(identify, route.current(request), credentials)
+    return await caller(request, credentials)
 
 
 IdempotencyKeyHeader = Annotated[
@@ -133,13 +152,32 @@ async def expect_key(request: Request, tenant_id: object, key: str) -> None:
     )
 
 
+def role_check(role: Role) -> Callable[[Request], Awaitable[None]]:
+    """Authenticate and authorize a request for ``role`` from its headers alone."""
+
+    async def check(request: Request) -> None:
+        require_role(await caller(request, await bearer(request)), role)
+
+    return check
+
+
 def _requires(role: Role, *, mutating: bool) -> Callable[..., Awaitable[Principal]]:
     source = _idempotent if mutating else _principal
 
     async def dependency(principal: Annotated[Principal, Depends(source)]) -> Principal:
         return require_role(principal, role)
 
-    return dependency
+    return access.declare(dependency, access.Access(role.value), role_check(role))
+
+
+def checked_inside(role: Role) -> Callable[[], None]:
+    """A dependency that only declares ``role``, for a route that checks the key itself
+    (recall checks it while its query embeds)."""
+
+    def declaration() -> None:
+        return None
+
+    return access.declare(declaration, access.Access(role.value), role_check(role))
 
 
 AppReader = Annotated[Principal, Depends(_requires(Role.app, mutating=False))]
@@ -149,11 +187,21 @@ ComplianceWriter = Annotated[Principal, Depends(_requires(Role.compliance, mutat
 
 
 def _admin(request: Request, credentials: Credentials) -> None:
-    if credentials is None or not security.same_secret(
-        credentials.credentials, get_runtime().admin_token
-    ):
+    if credentials is None:
+        raise Unauthorized("This needs the admin token.")
+    if not security.same_secret(credentials.credentials, get_runtime().admin_token):
+        if _authenticate(credentials.credentials) is not None:
+            # A working key of a tenant: known, but of a role that may not do this.
+            raise Forbidden("This needs the admin token, not a tenant's key.")
         raise Unauthorized("This needs the admin token.")
     route.current(request).identified = True
+
+
+async def _admin_check(request: Request) -> None:
+    await run_in_threadpool(_admin, request, await bearer(request))
+
+
+access.declare(_admin, access.Access.admin, _admin_check)
 
 
 AdminDep = Annotated[None, Depends(_admin)]

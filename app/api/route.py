@@ -19,12 +19,14 @@ from datetime import timedelta
 from typing import Any
 
 from fastapi import Request, Response
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from fastapi.routing import APIRoute
 from sqlalchemy.exc import DBAPIError
 from sqlmodel import Session
 from starlette.concurrency import run_in_threadpool
 
+from app.api import access
 from app.core import db, jobs
 from app.core.config import get_settings
 from app.core.uow import begin
@@ -162,6 +164,7 @@ def retryable(exc: BaseException) -> bool:
 class LetheRoute(APIRoute):
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         handler = super().get_route_handler()
+        declarations = access.declared(self.dependant)
 
         async def route_handler(request: Request) -> Response:
             for attempt in range(1, ATTEMPTS + 1):
@@ -170,6 +173,15 @@ class LetheRoute(APIRoute):
                 try:
                     with jobs.collecting(work.jobs):
                         response = await handler(request)
+                except RequestValidationError:
+                    if work.session is not None:
+                        await run_in_threadpool(work.rollback)
+                    # Authenticate before validating: a caller without a working key, or
+                    # of the wrong role, gets its 401 or 403, not a description of the body.
+                    for declaration in declarations:
+                        if declaration.check is not None:
+                            await declaration.check(request)
+                    raise
                 except ReplayResponse as replay:
                     await run_in_threadpool(work.rollback)
                     return _replayed(replay.replay)

@@ -150,6 +150,10 @@ async def _validation_error(_: Request, exc: Exception) -> JSONResponse:
         return problem_response(400, "idempotency-key-required",
                                 "This request needs an Idempotency-Key",
                                 "Send an Idempotency-Key: it names this operation.")
+    if any(e["loc"] == ["header", "If-Match"] and e["type"] == "missing" for e in errors):
+        # API contract: an edit without the revision it replaces is a 428.
+        return problem_response(428, "if-match-required", "If-Match is required",
+                                'Send `If-Match: "<revision>"` with the ETag you last read.')
     return problem_response(
         422, "validation-error", "The request is not valid", detail, errors=errors
     )
@@ -157,8 +161,11 @@ async def _validation_error(_: Request, exc: Exception) -> JSONResponse:
 
 async def _unhandled(_: Request, exc: Exception) -> JSONResponse:
     log.exception("unhandled error", exc_info=exc)
+    # The server raises on after this answer, and uvicorn then drops the connection: saying
+    # so lets a keep-alive client open a new one instead of meeting a reset on its next request.
     return problem_response(
-        500, "internal-error", "Internal error", "The server failed; nothing was changed."
+        500, "internal-error", "Internal error", "The server failed; nothing was changed.",
+        headers={"Connection": "close"},
     )
 
 

@@ -24,7 +24,7 @@ BodyTime = Annotated[AwareDatetime, Strict(False)]
 CleanStr = Annotated[str, StringConstraints(pattern=r"^[^\x00]*$")]
 
 
-def _whole_number(value: Any) -> Any:
+def whole_number(value: Any) -> Any:
     # JSON does not tell 13 from 13.0 (JSON Schema calls both integers); "13" and true stay
     # refused by the strict check that follows.
     if type(value) is float and value.is_integer():
@@ -32,13 +32,21 @@ def _whole_number(value: Any) -> Any:
     return value
 
 
-JsonInt = Annotated[int, BeforeValidator(_whole_number)]
+JsonInt = Annotated[int, BeforeValidator(whole_number)]
+
+# The largest value of an `integer` column (revisions, version numbers): a bigger one in a
+# request is a 422 said by the schema, not a 500 from PostgreSQL.
+INT32_MAX = 2**31 - 1
+# Integers inside free-form JSON (metadata) are bounded too, at what a signed 64-bit integer
+# holds, so every integer in the API has documented bounds.
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 
 
 class StrictModel(BaseModel):
     """Request bodies: unknown fields are an error, types are not coerced."""
 
-    model_config = ConfigDict(extra="forbid", strict=True)
+    # NaN and Infinity (and 1e999, which parses as Infinity) are not JSON: jsonb refuses them.
+    model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False)
 
 
 class PublicModel(BaseModel):

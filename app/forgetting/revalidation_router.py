@@ -11,7 +11,7 @@ from app.audit import service as audit
 from app.core.errors import COMMON_PROBLEMS, problem_responses
 from app.forgetting import revalidation as ladder
 from app.memories.models import MemoryState
-from app.memories.schemas import MemoryPublic
+from app.memories.schemas import MemoryPublic, RedactedAnswer
 
 router = APIRouter(
     prefix="/v1/memories/{memory_id}", tags=["forgetting"], route_class=route.LetheRoute,
@@ -29,7 +29,7 @@ def _answer(response: Response, memory: MemoryPublic) -> MemoryPublic:
 
 @router.post("/confirm")
 def confirm(memory_id: uuid.UUID, principal: AppWriter, session: SessionDep, response: Response,
-            if_match: IfMatch = None) -> MemoryPublic:
+            if_match: IfMatch = None) -> MemoryPublic | RedactedAnswer:
     """Re-validation passed: suspect → active, last_validated_at = now, revision + 1."""
     return _answer(response, ladder.confirm(
         session, tenant_id=principal.tenant_id, memory_id=memory_id, if_match=if_match,
@@ -38,7 +38,7 @@ def confirm(memory_id: uuid.UUID, principal: AppWriter, session: SessionDep, res
 
 @router.post("/reject")
 def reject(memory_id: uuid.UUID, principal: AppWriter, session: SessionDep, response: Response,
-           if_match: IfMatch = None) -> MemoryPublic:
+           if_match: IfMatch = None) -> MemoryPublic | RedactedAnswer:
     """Re-validation failed: → deprecated."""
     return _answer(response, ladder.move(
         session, tenant_id=principal.tenant_id, memory_id=memory_id, if_match=if_match,
@@ -47,7 +47,7 @@ def reject(memory_id: uuid.UUID, principal: AppWriter, session: SessionDep, resp
 
 @router.post("/quarantine")
 def quarantine(memory_id: uuid.UUID, principal: ComplianceWriter, session: SessionDep,
-               response: Response, if_match: IfMatch = None) -> MemoryPublic:
+               response: Response, if_match: IfMatch = None) -> MemoryPublic | RedactedAnswer:
     """Quarantine (compliance key): never retrieved, kept for audit, reversible."""
     return _answer(response, ladder.move(
         session, tenant_id=principal.tenant_id, memory_id=memory_id, if_match=if_match,
@@ -57,7 +57,7 @@ def quarantine(memory_id: uuid.UUID, principal: ComplianceWriter, session: Sessi
 
 @router.post("/release")
 def release(memory_id: uuid.UUID, principal: ComplianceWriter, session: SessionDep,
-            response: Response, if_match: IfMatch = None) -> MemoryPublic:
+            response: Response, if_match: IfMatch = None) -> MemoryPublic | RedactedAnswer:
     """Release from quarantine (compliance key): the one way back to active."""
     return _answer(response, ladder.move(
         session, tenant_id=principal.tenant_id, memory_id=memory_id, if_match=if_match,

@@ -10,6 +10,7 @@ from app.audit import service as audit
 from app.core.errors import COMMON_PROBLEMS, problem_responses
 from app.forgetting.forget import forget_memory
 from app.forgetting.schemas import ForgetBody, ForgetResult
+from app.memories.schemas import RedactedAnswer
 
 router = APIRouter(
     tags=["forgetting"], route_class=route.LetheRoute, responses=problem_responses(*COMMON_PROBLEMS)
@@ -19,7 +20,7 @@ router = APIRouter(
 @router.post("/v1/memories/{memory_id}/forget")
 def forget(
     memory_id: uuid.UUID, body: ForgetBody, principal: AppWriter, session: SessionDep
-) -> ForgetResult:
+) -> ForgetResult | RedactedAnswer:
     """Forget a memory: tombstone it and/or exclude its source."""
     outcome = forget_memory(
         session, tenant_id=principal.tenant_id, memory_id=memory_id, delete=body.delete,

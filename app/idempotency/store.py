@@ -15,7 +15,7 @@ from typing import Any
 
 from sqlalchemy import delete, text
 from sqlalchemy.dialects.postgresql import insert
-from sqlmodel import Session, col, select
+from sqlmodel import Session, col, func, select
 
 from app.core.config import get_settings
 from app.core.jobs import enqueue_job
@@ -249,6 +249,15 @@ def erase_mentions(
         "needle": needle, "ids": [str(i) for i in memory_ids]})
     return (int(getattr(failed, "rowcount", 0) or 0),
             int(getattr(redacted, "rowcount", 0) or 0))
+
+
+def count_jobs(session: Session) -> dict[tuple[str, str], int]:
+    """The current tenant's operations by (kind, status), under row-level security."""
+    rows = session.execute(
+        select(Operation.kind, Operation.status, func.count()).group_by(
+            col(Operation.kind), col(Operation.status))
+    ).all()
+    return {(str(kind), str(getattr(status, "value", status))): int(n) for kind, status, n in rows}
 
 
 def prune(session: Session, *, now: datetime) -> int:

@@ -2,7 +2,8 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Response, status
+from fastapi import APIRouter, Depends, Request, Response, status
+from starlette.concurrency import run_in_threadpool
 
 from app.api import route
 from app.api.deps import AppWriter, ClaimDep, RequiredKeyHeader, SessionDep
@@ -10,6 +11,7 @@ from app.core.errors import COMMON_PROBLEMS, problem_responses
 from app.idempotency.schemas import LOCATION, OperationAccepted
 from app.ingestion import service
 from app.ingestion.schemas import IngestBody
+from app.limits import service as limits
 from app.tenants.service import Principal
 
 router = APIRouter(
@@ -18,10 +20,14 @@ router = APIRouter(
 )
 
 
-async def _keyed_writer(principal: AppWriter, idempotency_key: RequiredKeyHeader) -> Principal:
+async def _keyed_writer(request: Request, principal: AppWriter,
+                        idempotency_key: RequiredKeyHeader) -> Principal:
     # Required here: the key names the operation and, through it, every memory it creates.
     # A request without one is answered 400 by the validation handler (core/errors.py).
     del idempotency_key
+    size = len(await request.body())
+    await run_in_threadpool(
+        lambda: limits.refuse_large_ingest(tenant_id=principal.tenant_id, size=size))
     return principal
 
 

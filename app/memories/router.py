@@ -21,6 +21,7 @@ from app.memories.schemas import (
     MemoryPatch,
     MemoryPublic,
     MemoryWritten,
+    RedactedAnswer,
     RevertBody,
     VersionList,
 )
@@ -33,9 +34,11 @@ ETAG = {"ETag": {"description": 'The revision, e.g. `"3"`: send it back as If-Ma
                  "schema": {"type": "string"}}}
 EDIT_PROBLEMS = {200: {"headers": ETAG}, **problem_responses(412, 428)}
 NO_NUL = r"^[^\x00]*$"
+# Required, as the contract says; a request without it is answered 428, not 422
+# (app/core/errors.py).
 IfMatch = Annotated[
-    str | None,
-    Header(alias="If-Match", description='The ETag last read, e.g. `"3"`; required.'),
+    str,
+    Header(alias="If-Match", description='The ETag last read, e.g. `"3"`; required (428).'),
 ]
 
 
@@ -63,13 +66,15 @@ PreparedWrite = Annotated[forget_requests.PreparedRemember, Depends(_prepared_wr
 CreatedId = Annotated[uuid.UUID | None, Depends(derived_id("memory"))]
 
 
-@router.post("", status_code=201, response_model=MemoryWritten,
-             responses={200: {"model": MemoryWritten | ForgetRequestHandled,
+@router.post("", status_code=201, response_model=MemoryWritten | RedactedAnswer,
+             responses={200: {"model": MemoryWritten | ForgetRequestHandled | RedactedAnswer,
                               "description": "A slot's new version; or, when the tenant "
                               "detects forget requests and the text is one, what it forgot "
                               "(nothing is stored)",
                               "headers": ETAG},
-                        201: {"headers": ETAG},
+                        201: {"headers": ETAG, "description": "The memory; a replay of "
+                              "a create since forgotten answers `{\"id\", \"state\"}` only "
+                              "(`RedactedAnswer`)"},
                         **problem_responses(412)})
 def remember(body: MemoryCreate, principal: AppWriter, prepared: PreparedWrite,
              session: SessionDep, memory_id: CreatedId, response: Response) -> Any:
@@ -124,8 +129,8 @@ PreparedPatch = Annotated[service.PreparedPatch, Depends(_prepared_patch)]
 @router.patch("/{memory_id}", responses=EDIT_PROBLEMS)
 def correct_memory(
     memory_id: uuid.UUID, body: MemoryPatch, principal: AppWriter, prepared: PreparedPatch,
-    session: SessionDep, response: Response, if_match: IfMatch = None,
-) -> MemoryWritten:
+    session: SessionDep, response: Response, if_match: IfMatch,
+) -> MemoryWritten | RedactedAnswer:
     """Correct a memory (If-Match required); new text appends a version."""
     memory = service.update(session, tenant_id=principal.tenant_id, memory_id=memory_id,
                             if_match=if_match, patch=prepared.patch,
@@ -137,8 +142,8 @@ def correct_memory(
 @router.post("/{memory_id}/revert", responses=EDIT_PROBLEMS)
 def revert_memory(
     memory_id: uuid.UUID, body: RevertBody, principal: AppWriter, session: SessionDep,
-    response: Response, if_match: IfMatch = None,
-) -> MemoryWritten:
+    response: Response, if_match: IfMatch,
+) -> MemoryWritten | RedactedAnswer:
     """Point a memory at one of its earlier versions again (If-Match required)."""
     memory = service.revert(session, tenant_id=principal.tenant_id, memory_id=memory_id,
                             if_match=if_match, seq=body.seq)

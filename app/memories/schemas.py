@@ -16,7 +16,16 @@ from pydantic import (
 from typing_extensions import TypeAliasType
 
 from app.audit.schemas import TrailEvent
-from app.core.schemas import BodyTime, BodyUUID, CleanStr, NonBlank, StrictModel
+from app.core.schemas import (
+    INT32_MAX,
+    INT64_MAX,
+    INT64_MIN,
+    BodyTime,
+    BodyUUID,
+    CleanStr,
+    NonBlank,
+    StrictModel,
+)
 from app.memories.models import MemoryState, Volatility
 
 TEXT_MAX = 8000
@@ -35,9 +44,10 @@ class _ClosedKeys:
         return schema
 
 
+MetadataInt = Annotated[int, Field(ge=INT64_MIN, le=INT64_MAX)]
 JsonValue = TypeAliasType(
     "JsonValue",
-    "CleanStr | int | float | bool | list[JsonValue] "
+    "CleanStr | MetadataInt | float | bool | list[JsonValue] "
     "| Annotated[dict[CleanStr, JsonValue], _ClosedKeys] | None",
 )
 
@@ -67,7 +77,8 @@ class MemoryFields(StrictModel):
     depends_on: dict[CleanStr, CleanStr] = Field(default_factory=dict, json_schema_extra=CLOSED)
     metadata: dict[CleanStr, JsonValue] = Field(default_factory=dict, json_schema_extra=CLOSED)
     expected_revision: int | None = Field(
-        None, ge=1, description="With `key`: the slot memory's revision this write replaces."
+        None, ge=1, le=INT32_MAX,
+        description="With `key`: the slot memory's revision this write replaces.",
     )
     observed_at: BodyTime | None = Field(
         None, description="When it was said or observed (a conversation turn's time); "
@@ -94,9 +105,18 @@ class MemoryPatch(StrictModel):
 
 
 class RevertBody(StrictModel):
-    seq: int = Field(ge=1, description="The version to point at again.")
+    seq: int = Field(ge=1, le=INT32_MAX, description="The version to point at again.")
 
     _whole = field_validator("seq", mode="before")(_integral)
+
+
+class RedactedAnswer(BaseModel):
+    """A replayed answer about a memory forgotten (or struck) since it was first given: stored
+    answers never keep forgotten text, so the replay keeps only the ID and the state."""
+
+    id: uuid.UUID
+    state: str = Field(description="`forgotten`; after a strike that redacted, its state then.",
+                       examples=["forgotten"])
 
 
 class VersionRef(BaseModel):

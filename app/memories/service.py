@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from sqlmodel import Session
 
 from app.embeddings.runtime import embedder
+from app.limits import service as limits
+from app.limits.errors import MemoryQuotaExceeded
 from app.memories import contradictions, store
 from app.memories.errors import (
     IfMatchRequired,
@@ -84,6 +86,13 @@ def expected_revision(if_match: str | None) -> int:
     return int(match.group(1))
 
 
+def _refuse_past_quota(session: Session, *, tenant_id: uuid.UUID) -> None:
+    # Checked before anything changes; a new version of a slot adds no memory.
+    quota = limits.memory_quota(tenant_id)
+    if quota and store.count_held(session, tenant_id=tenant_id) >= quota:
+        raise MemoryQuotaExceeded(quota)
+
+
 def create(
     session: Session,
     *,
@@ -141,6 +150,8 @@ def create(
     ):
         raise RevisionMismatch(slot.revision if slot else None)
     memory = slot
+    if memory is None:
+        _refuse_past_quota(session, tenant_id=tenant_id)
     if memory is not None:
         # The write's derived ID marks the version, so a redelivery after the operation
         # record expired finds it (`store.written_by`) instead of adding another.

@@ -317,6 +317,20 @@ def held_by(
 # ---------------------------------------------------------------------------------------------
 
 
+def count_held(session: Session, *, tenant_id: uuid.UUID) -> int:
+    """How many memories the tenant holds (every state but forgotten): what its quota counts."""
+    statement = select(func.count()).select_from(Memory).where(
+        col(Memory.tenant_id) == tenant_id, col(Memory.state) != MemoryState.forgotten)
+    return int(session.exec(statement).one())
+
+
+def count_forgotten(session: Session, *, tenant_id: uuid.UUID) -> int:
+    """How many of the tenant's memories are forgotten (tombstones)."""
+    statement = select(func.count()).select_from(Memory).where(
+        col(Memory.tenant_id) == tenant_id, col(Memory.state) == MemoryState.forgotten)
+    return int(session.exec(statement).one())
+
+
 def insert(
     session: Session, *, memory_id: uuid.UUID, tenant_id: uuid.UUID, body: MemoryCreate
 ) -> Memory:

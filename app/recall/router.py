@@ -2,12 +2,12 @@ from __future__ import annotations
 
 from concurrent.futures import Future
 
-from fastapi import APIRouter, Request, Response
+from fastapi import APIRouter, Depends, Request, Response
 from fastapi.security import HTTPAuthorizationCredentials
 from starlette.concurrency import run_in_threadpool
 
 from app.api import route
-from app.api.deps import Credentials, identify, require_role
+from app.api.deps import Credentials, checked_inside, identify, require_role
 from app.core.errors import COMMON_PROBLEMS, problem_responses
 from app.embeddings.runtime import embed_soon
 from app.recall import service
@@ -20,7 +20,10 @@ router = APIRouter(
 )
 
 
-@router.post("", response_model=RecallResponse)
+ROLE = Role.app
+
+
+@router.post("", response_model=RecallResponse, dependencies=[Depends(checked_inside(ROLE))])
 async def recall(request: Request, body: RecallRequest, credentials: Credentials) -> Response:
     """Recall a subject's live memories relevant to a query (hybrid vector + full text)."""
     # The query starts embedding at once; meanwhile one worker thread checks the key and reads
@@ -41,6 +44,6 @@ def _recall(
     work: route.RequestWork, credentials: HTTPAuthorizationCredentials | None,
     body: RecallRequest, embedding: Future[list[float]] | None,
 ) -> bytes:
-    principal = require_role(identify(work, credentials), Role.app)
+    principal = require_role(identify(work, credentials), ROLE)
     # Serialized once, here: the service built the model.
     return service.recall(principal.tenant_id, body, embedding).model_dump_json().encode()

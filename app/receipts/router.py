@@ -1,13 +1,14 @@
 from __future__ import annotations
 
-from fastapi import APIRouter, Response
+from fastapi import APIRouter, Depends, Response
 
+from app.api.access import public
 from app.core.errors import problem_responses
 from app.receipts import keys
 from app.receipts.schemas import PublicKey
 
 router = APIRouter(prefix="/v1/receipts", tags=["compliance"],
-                   responses=problem_responses(500))
+                   responses=problem_responses(500), dependencies=[Depends(public)])
 
 
 @router.get("/public-key")

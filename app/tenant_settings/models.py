@@ -26,6 +26,9 @@ class TenantSettings(SQLModel, table=True):
         default_factory=dict, sa_column=Column(JSONB, nullable=False, server_default="{}"))
     retractions: dict[str, Any] = Field(
         default_factory=dict, sa_column=Column(JSONB, nullable=False, server_default="{}"))
+    # Migration 0022_limits: an empty object reads as the default limits.
+    limits: dict[str, Any] = Field(
+        default_factory=dict, sa_column=Column(JSONB, nullable=False, server_default="{}"))
     erasure: dict[str, Any] = Field(
         default_factory=dict, sa_column=Column(JSONB, nullable=False, server_default="{}"))
     console: dict[str, Any] = Field(

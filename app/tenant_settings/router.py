@@ -6,6 +6,7 @@ from app.api import route
 from app.api.deps import AppReader, ComplianceWriter, SessionDep
 from app.audit import service as audit
 from app.core.errors import COMMON_PROBLEMS, problem_responses
+from app.limits import service as limits
 from app.tenant_settings import service
 from app.tenant_settings.schemas import SettingsPatch, SettingsPublic
 
@@ -25,5 +26,8 @@ def update_settings(
     body: SettingsPatch, principal: ComplianceWriter, session: SessionDep
 ) -> SettingsPublic:
     """Change this tenant's settings (compliance key); nested objects merge."""
-    return service.update(session, tenant_id=principal.tenant_id, patch=body,
-                          actor=audit.actor_for(principal))
+    updated = service.update(session, tenant_id=principal.tenant_id, patch=body,
+                             actor=audit.actor_for(principal))
+    # This process applies new limits at once; others within their cache's few seconds.
+    limits.forget_cached(principal.tenant_id)
+    return updated

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
-from app.core.schemas import PublicModel, StrictModel
+from app.core.schemas import INT32_MAX, PublicModel, StrictModel, whole_number
 from app.text.supersession import DEFAULT as SUPERSESSION_DEFAULT
 
 
@@ -74,6 +74,30 @@ class Retractions(StrictModel):
     )
 
 
+class Limits(StrictModel):
+    """Per-key request rate and per-tenant quotas; every refusal is problem+json."""
+
+    rate_limit: Literal["default", "on", "off"] = Field(
+        "default",
+        description="Per-key rate limiting: `on`, `off`, or `default` (on only when the "
+        "deployment runs in production).",
+    )
+    requests_per_minute: int = Field(
+        600, ge=1, le=1_000_000,
+        description="Requests a key may send per minute when rate limited; more → 429 with "
+        "Retry-After.",
+    )
+    max_memories: int = Field(
+        0, ge=0, le=INT32_MAX,
+        description="Memories (not forgotten) the tenant may hold; 0: no quota. A write that "
+        "would add one more → 409 `memory-quota-exceeded`.",
+    )
+    max_ingest_bytes: int = Field(
+        1_048_576, ge=1, le=INT32_MAX,
+        description="Largest `POST /v1/ingest` body; larger → 413 `ingest-too-large`.",
+    )
+
+
 class Erasure(StrictModel):
     due_days: float = Field(
         30.0, gt=0, le=3650,
@@ -102,6 +126,7 @@ class SettingsPublic(PublicModel):
     retractions: Retractions
     erasure: Erasure
     console: Console
+    limits: Limits
 
 
 class HalfLivesPatch(StrictModel):
@@ -130,6 +155,17 @@ class RetractionsPatch(StrictModel):
     keep_about: bool | None = None
 
 
+class LimitsPatch(StrictModel):
+    rate_limit: Literal["default", "on", "off"] | None = None
+    requests_per_minute: int | None = Field(None, ge=1, le=1_000_000)
+    max_memories: int | None = Field(None, ge=0, le=INT32_MAX)
+    max_ingest_bytes: int | None = Field(None, ge=1, le=INT32_MAX)
+
+    # JSON does not tell 600 from 600.0 (JSON Schema calls both integers).
+    _whole = field_validator("requests_per_minute", "max_memories", "max_ingest_bytes",
+                             mode="before")(whole_number)
+
+
 class ErasurePatch(StrictModel):
     due_days: float | None = Field(None, gt=0, le=3650)
     require_approval: bool | None = None
@@ -150,3 +186,4 @@ class SettingsPatch(StrictModel):
     retractions: RetractionsPatch | None = None
     erasure: ErasurePatch | None = None
     console: ConsolePatch | None = None
+    limits: LimitsPatch | None = None

@@ -17,6 +17,7 @@ from app.tenant_settings.schemas import (
     Erasure,
     ForgetCascade,
     HalfLives,
+    Limits,
     Retention,
     Retractions,
     SettingsPatch,
@@ -40,6 +41,7 @@ def create_defaults(session: Session, *, tenant_id: uuid.UUID) -> TenantSettings
         retractions=Retractions().model_dump(),
         erasure=Erasure().model_dump(),
         console=Console().model_dump(),
+        limits=Limits().model_dump(),
     )
     session.add(row)
     return row
@@ -78,6 +80,7 @@ def update(
     row.retractions = updated.retractions.model_dump()
     row.erasure = updated.erasure.model_dump()
     row.console = updated.console.model_dump()
+    row.limits = updated.limits.model_dump()
     row.updated_at = utcnow()
     session.add(row)
     session.flush()
@@ -117,4 +120,5 @@ def _public(row: TenantSettings) -> SettingsPublic:
         retractions=Retractions.model_validate(row.retractions),
         erasure=Erasure.model_validate(row.erasure),
         console=Console.model_validate(row.console),
+        limits=Limits.model_validate(row.limits),
     )

@@ -1,0 +1,1 @@
+"""Limits: per-key request rates, and per-tenant quotas on memories and ingest payloads."""
