@@ -109,6 +109,12 @@ def test_completed_erasure_shows_and_downloads_a_verifiable_receipt(
     assert "signature valid" in page.text
     assert kept in page.text.split('id="receipt-held"')[1]
     assert "hx-trigger" not in page.text  # waits on a person now: no refreshing
+    # Past `pending` nothing can be cancelled, and the status part (receipt included) is one
+    # balanced element, so a refresh swapping it cannot leave a second receipt behind.
+    assert "Cancel request" not in page.text
+    status_part = page.text.split('id="erasure-status"')[1]
+    assert status_part.count('id="receipt"') == 1
+    assert status_part.count("<div") == status_part.count("</div>") - 1
     fragment = client.get(f"{location}/status")
     assert fragment.status_code == 200 and "<html" not in fragment.text
     assert 'id="erasure-status"' in fragment.text
