@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from datetime import datetime
 from typing import Annotated, Any
 
 from pydantic import (
@@ -18,7 +19,14 @@ from pydantic import (
 # as JSON strings, so fields holding them opt back into lax parsing.
 BodyUUID = Annotated[uuid.UUID, Strict(False)]
 # A time in a JSON body: an ISO 8601 string with its offset (JSON has no time type).
-BodyTime = Annotated[AwareDatetime, Strict(False)]
+def _time_string(value: Any) -> Any:
+    # Lax parsing would take a number as a Unix timestamp; the schema says a string.
+    if not isinstance(value, str | datetime):
+        raise ValueError("a time is an RFC 3339 string with its offset")
+    return value
+
+
+BodyTime = Annotated[AwareDatetime, Strict(False), BeforeValidator(_time_string)]
 
 # PostgreSQL text cannot hold NUL; saying so in the schema turns it into a 422, not a 500.
 CleanStr = Annotated[str, StringConstraints(pattern=r"^[^\x00]*$")]
