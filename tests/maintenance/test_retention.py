@@ -232,8 +232,8 @@ def test_a_forget_finds_the_stored_answers_to_redact_by_index(tenant: dict[str, 
     with uow.unit_of_work(tenant_id) as session:
         session.execute(sa_text("SET LOCAL enable_seqscan = off"))
         plan = "\n".join(row[0] for row in session.execute(
-            sa_text("EXPLAIN " + str(operations.REDACT_ANSWERS)),
-            {"memory_id": str(uuid.uuid4()), "state": "forgotten"}))
+            sa_text("EXPLAIN " + str(operations.REDACT_ANSWERS_OF)),
+            {"memory_ids": [str(uuid.uuid4())], "state": "forgotten"}))
     assert "ix_operation_response_id" in plan, plan
 
 
