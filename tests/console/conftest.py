@@ -128,6 +128,17 @@ def wait_for_path(browser: Any, path: str, timeout: float = 15) -> None:
         lambda d: d.current_url.split("?")[0].endswith(path))
 
 
+def submit(browser: Any, button: Any, timeout: float = 20) -> None:
+    """Click a form's button and wait until the page it posted to has replaced this one:
+    reading an element before then finds the old page's (stale) element, and navigating
+    away before then can abort the post."""
+    from selenium.webdriver.support import expected_conditions
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    button.click()
+    WebDriverWait(browser, timeout).until(expected_conditions.staleness_of(button))
+
+
 def sign_in(browser: Any, live_server: str, member: dict[str, Any]) -> None:
     """Sign the browser in as ``member`` (a `staff_officer` / `staff_viewer` / `add_staff`
     result) through the sign-in form, and wait for the dashboard."""

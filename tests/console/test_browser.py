@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from app.staff import sign_in as staff_sign_in
-from tests.console.conftest import PASSWORD, axe_check, sign_in, wait_for_path
+from tests.console.conftest import PASSWORD, axe_check, sign_in, submit, wait_for_path
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 # LETHE_UPDATE_SCREENSHOTS=1 writes the README's screenshots here.
@@ -41,7 +41,7 @@ def _submit_login(browser: Any, live_server: str, email: str, password: str) -> 
     browser.get(f"{live_server}/console/login")
     browser.find_element(By.ID, "email").send_keys(email)
     browser.find_element(By.ID, "password").send_keys(password)
-    browser.find_element(By.CSS_SELECTOR, "form.form button[type=submit]").click()
+    submit(browser, browser.find_element(By.CSS_SELECTOR, "form.form button[type=submit]"))
 
 
 def test_officer_signs_in_and_out_in_a_browser(
@@ -224,7 +224,7 @@ def test_a_forged_csrf_token_is_refused_in_the_browser(
     field = browser.find_element(By.ID, "f-half_lives.situational")
     field.clear()
     field.send_keys("2")
-    browser.find_element(By.XPATH, "//button[normalize-space()='Save settings']").click()
+    submit(browser, browser.find_element(By.XPATH, "//button[normalize-space()='Save settings']"))
     assert browser.find_element(By.TAG_NAME, "h1").text == "Not allowed"
     assert "expired" in browser.find_element(By.CSS_SELECTOR, "[role=alert]").text
     assert client.get("/v1/settings", headers=tenant["app"]).json()[
