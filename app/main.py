@@ -20,6 +20,7 @@ from app.erasure.router import router as erasure_router
 from app.forgetting.describe_router import router as describe_router
 from app.forgetting.revalidation_router import router as ladder_router
 from app.forgetting.router import router as forgetting_router
+from app.forgetting.sessions_router import router as sessions_router
 from app.health.router import router as health_router
 from app.holds.router import router as holds_router
 from app.idempotency.router import router as operations_router
@@ -77,6 +78,7 @@ def create_app() -> FastAPI:
         forgetting_router,
         sources_router,
         describe_router,
+        sessions_router,
         ladder_router,
         ingestion_router,
         dependencies_router,
