@@ -24,6 +24,7 @@ from app.forgetting.sessions_router import router as sessions_router
 from app.health.router import router as health_router
 from app.holds.router import router as holds_router
 from app.idempotency.router import router as operations_router
+from app.ingestion.batch_router import router as batch_router
 from app.ingestion.router import router as ingestion_router
 from app.invalidation.router import router as dependencies_router
 from app.maintenance.router import router as maintenance_router
@@ -73,6 +74,7 @@ def create_app() -> FastAPI:
         keys_router,
         staff_router,
         settings_router,
+        batch_router,
         memories_router,
         recall_router,
         forgetting_router,

@@ -113,14 +113,9 @@ def create(
     sources.refuse_if_excluded(session, tenant_id=tenant_id, source=body.source, actor=actor,
                                action="memory.create")
     if memory_id is not None:
-        existing = (store.find(session, tenant_id=tenant_id, memory_id=memory_id)
-                    or store.written_by(session, tenant_id=tenant_id, write_id=memory_id))
-        if existing is not None and existing.state == MemoryState.forgotten:
-            return Written(None, created=True, forgotten_id=existing.id)
-        if existing is not None:
-            # A redelivery after its operation record expired: it already happened.
-            return Written(MemoryWritten(**store.view(session, existing).model_dump(),
-                                         effects=Effects()), created=True)
+        done = already_written(session, tenant_id=tenant_id, memory_id=memory_id)
+        if done is not None:
+            return done
     _check_derived_from(session, tenant_id=tenant_id, ids=body.derived_from)
     wanted = list(dict.fromkeys(body.supersedes))
     slot_id = None
@@ -183,6 +178,21 @@ def create(
         MemoryWritten(**store.view(session, memory).model_dump(), effects=effects),
         created=slot is None,
     )
+
+
+def already_written(
+    session: Session, *, tenant_id: uuid.UUID, memory_id: uuid.UUID
+) -> Written | None:
+    """What a keyed write with this derived ID already did (a redelivery after its operation
+    record expired: it happened), or None. A memory forgotten since answers as done."""
+    existing = (store.find(session, tenant_id=tenant_id, memory_id=memory_id)
+                or store.written_by(session, tenant_id=tenant_id, write_id=memory_id))
+    if existing is None:
+        return None
+    if existing.state == MemoryState.forgotten:
+        return Written(None, created=True, forgotten_id=existing.id)
+    return Written(MemoryWritten(**store.view(session, existing).model_dump(),
+                                 effects=Effects()), created=True)
 
 
 def update(
