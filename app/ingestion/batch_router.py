@@ -10,7 +10,7 @@ from fastapi.responses import JSONResponse
 from app.api import route
 from app.api.deps import AppWriter, ClaimDep, SessionDep
 from app.audit import service as audit
-from app.core.errors import COMMON_PROBLEMS, problem_responses
+from app.core.errors import COMMON_PROBLEMS, LetheError, problem_responses
 from app.ingestion import batch
 from app.ingestion.schemas import BatchBody, BatchResult
 
@@ -40,3 +40,14 @@ def write_batch(
     route.current(request).names = batch.named(results)
     # Built here, not through the response model: an item's absent keys stay absent.
     return JSONResponse({"results": results})
+
+
+class BatchMethodNotAllowed(LetheError):
+    status, slug, title = 405, "method-not-allowed", "Method not allowed"
+
+
+@router.api_route("/v1/memories/batch", methods=["GET", "PUT", "PATCH", "DELETE"],
+                  include_in_schema=False)
+def batch_other_methods() -> None:
+    """Only POST: without this, `/v1/memories/{memory_id}` would take the path as an ID."""
+    raise BatchMethodNotAllowed("Only POST is allowed here.", headers={"Allow": "POST"})
