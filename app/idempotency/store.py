@@ -180,72 +180,56 @@ def save_answer(
         ]).on_conflict_do_nothing())
 
 
-# Found through the `response_id` index: a retention run redacts for thousands of memories.
-REDACT_ANSWERS = text(
-    """
-    UPDATE operation
-    SET response_body = jsonb_build_object('id', CAST(:memory_id AS text),
-                                           'state', CAST(:state AS text)),
-        response_headers = '{}'::jsonb
-    WHERE response_id = CAST(:memory_id AS text)
-    """
-)
-
-
 def redact_answers(session: Session, *, memory_id: uuid.UUID, state: str) -> None:
-    """Rewrite every stored answer naming the memory to `{"id", "state"}` (a batch's: the
-    item showing it)."""
-    session.execute(REDACT_ANSWERS, {"memory_id": str(memory_id), "state": str(state)})
-    _redact_items(session, memory_ids=[memory_id], state=state)
+    """Rewrite every stored answer showing the memory (`redact_answers_of` for one)."""
+    redact_answers_of(session, memory_ids=[memory_id], state=state)
 
 
-# A stored batch answer: each item showing one of the memories keeps its status, and its
-# memory only as {"id", "state"}. Found through `operation_memory`, by index.
-REDACT_ITEMS = text(
-    """
-    UPDATE operation o
-    SET response_body = jsonb_set(o.response_body, '{results}', COALESCE((
-            SELECT jsonb_agg(CASE WHEN e.item -> 'memory' ->> 'id'
-                                       = ANY(CAST(:memory_ids AS text[]))
-                             THEN jsonb_build_object(
-                                 'status', e.item -> 'status',
-                                 'memory', jsonb_build_object('id', e.item -> 'memory' -> 'id',
-                                                              'state', CAST(:state AS text)))
-                             ELSE e.item END ORDER BY e.n)
-            FROM jsonb_array_elements(o.response_body -> 'results') WITH ORDINALITY e(item, n)
-        ), '[]'::jsonb)),
-        response_headers = '{}'::jsonb
-    WHERE o.id IN (SELECT operation_id FROM operation_memory
-                   WHERE memory_id = ANY(CAST(:memory_ids AS uuid[])))
-      AND jsonb_typeof(o.response_body -> 'results') = 'array'
-    """
-)
-
-
-def _redact_items(session: Session, *, memory_ids: Sequence[uuid.UUID], state: str) -> int:
-    result = session.execute(REDACT_ITEMS, {"memory_ids": [str(i) for i in memory_ids],
-                                            "state": str(state)})
-    return int(getattr(result, "rowcount", 0) or 0)
-
-
+# One statement for both kinds of stored answer, each found through an index (a retention run
+# redacts for thousands of memories): those whose `id` is one of the memories
+# (`response_id`), and batch answers with an item showing one (`operation_memory`), whose
+# item keeps its status and its memory only as {"id", "state"}. The two sets are disjoint:
+# a batch answer has no top-level `id`.
 REDACT_ANSWERS_OF = text(
     """
-    UPDATE operation
-    SET response_body = jsonb_build_object('id', response_id, 'state', CAST(:state AS text)),
-        response_headers = '{}'::jsonb
-    WHERE response_id = ANY(CAST(:memory_ids AS text[]))
+    WITH whole AS (
+        UPDATE operation
+        SET response_body = jsonb_build_object('id', response_id, 'state', CAST(:state AS text)),
+            response_headers = '{}'::jsonb
+        WHERE response_id = ANY(CAST(:memory_ids AS text[]))
+        RETURNING 1
+    ), items AS (
+        UPDATE operation o
+        SET response_body = jsonb_set(o.response_body, '{results}', COALESCE((
+                SELECT jsonb_agg(CASE WHEN e.item -> 'memory' ->> 'id'
+                                           = ANY(CAST(:memory_ids AS text[]))
+                                 THEN jsonb_build_object(
+                                     'status', e.item -> 'status',
+                                     'memory', jsonb_build_object(
+                                         'id', e.item -> 'memory' -> 'id',
+                                         'state', CAST(:state AS text)))
+                                 ELSE e.item END ORDER BY e.n)
+                FROM jsonb_array_elements(o.response_body -> 'results')
+                     WITH ORDINALITY e(item, n)
+            ), '[]'::jsonb)),
+            response_headers = '{}'::jsonb
+        WHERE o.id IN (SELECT operation_id FROM operation_memory
+                       WHERE memory_id = ANY(CAST(:memory_ids AS uuid[])))
+          AND jsonb_typeof(o.response_body -> 'results') = 'array'
+        RETURNING 1
+    )
+    SELECT (SELECT count(*) FROM whole) + (SELECT count(*) FROM items)
     """
 )
 
 
 def redact_answers_of(session: Session, *, memory_ids: Sequence[uuid.UUID], state: str) -> int:
-    """`redact_answers` for many memories in one statement; returns how many."""
+    """Rewrite every stored answer showing one of these memories: to `{"id", "state"}`, or,
+    in a batch's answer, the item showing it. Returns how many answers."""
     if not memory_ids:
         return 0
-    result = session.execute(REDACT_ANSWERS_OF, {"memory_ids": [str(i) for i in memory_ids],
-                                                 "state": str(state)})
-    items = _redact_items(session, memory_ids=memory_ids, state=state)
-    return int(getattr(result, "rowcount", 0) or 0) + items
+    return int(session.execute(REDACT_ANSWERS_OF, {
+        "memory_ids": [str(i) for i in memory_ids], "state": str(state)}).scalar_one())
 
 
 # Pending jobs whose payload names the subject: failed, payload gone (an erasure's part).

@@ -165,7 +165,7 @@ def create(
         # After the supersessions: a defeated slot holder has left the slot the new memory
         # takes (one live memory per slot).
         memory = store.insert(session, memory_id=written_id, tenant_id=tenant_id, body=body)
-        store.append_version(session, memory, body.text, embedding)
+        store.append_version(session, memory, body.text, embedding, first=True)
     store.record_provenance(session, tenant_id=tenant_id, child_id=memory.id,
                             source=body.source, derived_from=body.derived_from)
     suspected = contradictions.flag(

@@ -359,10 +359,11 @@ def insert(
 
 def append_version(
     session: Session, memory: Memory, text: str, embedding: list[float] | None,
-    *, operation_id: uuid.UUID | None = None,
+    *, operation_id: uuid.UUID | None = None, first: bool = False,
 ) -> MemoryVersion:
-    """A new current version of ``memory`` (the pointer moves; the revision does not)."""
-    last = session.exec(
+    """A new current version of ``memory`` (the pointer moves; the revision does not);
+    ``first``: the version of a memory just inserted, whose number needs no lookup."""
+    last = 0 if first else session.exec(
         select(func.max(MemoryVersion.seq)).where(MemoryVersion.memory_id == memory.id)
     ).one()
     version = MemoryVersion(

@@ -21,11 +21,20 @@ from app.tenants.models import Tenant
 MARKER = "erased:"
 
 
+# A tenant's digest key never changes once the tenant exists, so each process reads it once:
+# every write citing a source and every forget excluding one digests it.
+_KEYS: dict[uuid.UUID, bytes] = {}
+
+
 def key_of(session: Session, tenant_id: uuid.UUID) -> bytes:
+    known = _KEYS.get(tenant_id)
+    if known is not None:
+        return known
     tenant = session.get(Tenant, tenant_id)
     if tenant is None:
         raise LookupError("no such tenant")
-    return bytes(tenant.digest_key)
+    key = _KEYS[tenant_id] = bytes(tenant.digest_key)
+    return key
 
 
 def digest(session: Session, *, tenant_id: uuid.UUID, value: str) -> str:
