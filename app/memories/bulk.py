@@ -46,7 +46,7 @@ def write_item(
         with session.begin_nested():
             return service.create(session, tenant_id=tenant_id, body=write.body,
                                   embedding=write.embedding, actor=actor, memory_id=memory_id,
-                                  judged=write.judged)
+                                  judged=write.judged, checked=True)
     except LetheError as exc:
         # A refusal of this item only (a stale supersedes, a revision mismatch …).
         return Refused(exc)

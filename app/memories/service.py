@@ -103,16 +103,20 @@ def create(
     actor: str,
     memory_id: uuid.UUID | None = None,
     judged: contradictions.Judged | None = None,
+    checked: bool = False,
 ) -> Written:
     """Remember: a new memory, or a new version of the live memory holding the same slot.
 
     Live memories of the subject that the new text contradicts become suspect (flag
     `contradicted`); ``judged`` holds a judge model's verdicts on borderline pairs, asked
-    before the transaction opened (`contradictions.judge_borderline`).
+    before the transaction opened (`contradictions.judge_borderline`). ``checked``: the
+    caller (`bulk.write_item`) already refused an excluded source, in its own transaction, and
+    found no earlier write with ``memory_id``.
     """
-    sources.refuse_if_excluded(session, tenant_id=tenant_id, source=body.source, actor=actor,
-                               action="memory.create")
-    if memory_id is not None:
+    if not checked:
+        sources.refuse_if_excluded(session, tenant_id=tenant_id, source=body.source,
+                                   actor=actor, action="memory.create")
+    if memory_id is not None and not checked:
         done = already_written(session, tenant_id=tenant_id, memory_id=memory_id)
         if done is not None:
             return done
