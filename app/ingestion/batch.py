@@ -67,7 +67,9 @@ def apply(
 ) -> list[dict[str, Any]]:
     """Every item in request order, as `{"status", "memory"?, "effects"?, "error"?}`;
     ``batch_id`` (derived from the Idempotency-Key) derives the items' IDs."""
-    return [_apply(session, tenant_id=tenant_id, item=item, actor=actor,
+    excluded = bulk.excluded(session, tenant_id=tenant_id,
+                             writes=[item.write for item in items if item.write is not None])
+    return [_apply(session, tenant_id=tenant_id, item=item, actor=actor, excluded=excluded,
                    memory_id=item_memory_id(batch_id, index) if batch_id else None)
             for index, item in enumerate(items)]
 
@@ -79,7 +81,7 @@ def named(results: list[dict[str, Any]]) -> list[uuid.UUID]:
 
 def _apply(
     session: Session, *, tenant_id: uuid.UUID, item: Item, actor: str,
-    memory_id: uuid.UUID | None,
+    memory_id: uuid.UUID | None, excluded: set[str],
 ) -> dict[str, Any]:
     if item.problem is not None:
         return {"status": 422, "error": item.problem}
@@ -93,7 +95,8 @@ def _apply(
         return {"status": 200, "effects": effects.model_dump(mode="json")}
     assert item.write is not None, "prepare() gave every valid item a write or a plan"
     written = bulk.write_item(session, tenant_id=tenant_id, memory_id=memory_id,
-                              write=item.write, actor=actor, attempted="memory.batch")
+                              write=item.write, actor=actor, attempted="memory.batch",
+                              excluded=excluded)
     if isinstance(written, bulk.Refused):
         return {"status": written.error.status, "error": problem_of(written.error)}
     if written.memory is None:

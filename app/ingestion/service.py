@@ -144,9 +144,10 @@ def apply(
     if len(prepared.writes) != len(body.memories):
         raise ValueError("one prepared write per item is needed")
     outcome = Outcome()
+    excluded = bulk.excluded(session, tenant_id=tenant_id, writes=prepared.writes)
     for index, write in enumerate(prepared.writes):
         _apply_item(session, tenant_id=tenant_id, operation_id=operation_id, index=index,
-                    write=write, outcome=outcome)
+                    write=write, outcome=outcome, excluded=excluded)
     result = {
         "memory_ids": outcome.memory_ids,
         "forgotten": outcome.forgotten,
@@ -182,11 +183,11 @@ def stale(session: Session, *, tenant_id: uuid.UUID, before: datetime) -> list[u
 
 def _apply_item(
     session: Session, *, tenant_id: uuid.UUID, operation_id: uuid.UUID, index: int,
-    write: memories.Prepared, outcome: Outcome,
+    write: memories.Prepared, outcome: Outcome, excluded: set[str],
 ) -> None:
     written = bulk.write_item(session, tenant_id=tenant_id,
                               memory_id=item_memory_id(operation_id, index), write=write,
-                              actor=ACTOR, attempted="ingest.item")
+                              actor=ACTOR, attempted="ingest.item", excluded=excluded)
     if isinstance(written, bulk.Refused):
         outcome.refused.append({"item": index, "type": written.error.slug,
                                 "status": written.error.status})

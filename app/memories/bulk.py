@@ -9,6 +9,7 @@ audit chain lock that an earlier item of this transaction may already hold.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from sqlmodel import Session
@@ -25,18 +26,26 @@ class Refused:
     error: LetheError
 
 
+def excluded(session: Session, *, tenant_id: uuid.UUID,
+             writes: Sequence[service.Prepared]) -> set[str]:
+    """The excluded sources among the items', read once for `write_item`."""
+    return sources.excluded_among(session, tenant_id=tenant_id,
+                                  sources=[write.body.source for write in writes])
+
+
 def write_item(
     session: Session, *, tenant_id: uuid.UUID, memory_id: uuid.UUID | None,
-    write: service.Prepared, actor: str, attempted: str,
+    write: service.Prepared, actor: str, attempted: str, excluded: Collection[str],
 ) -> service.Written | Refused:
-    """The item written, or its refusal. An item already applied (``memory_id`` derived from
-    the request's key) answers what it did, even if its source was excluded since."""
+    """The item written, or its refusal; ``excluded``: the sources `excluded` found. An item
+    already applied (``memory_id`` derived from the request's key) answers what it did, even
+    if its source was excluded since."""
     if memory_id is not None:
         done = service.already_written(session, tenant_id=tenant_id, memory_id=memory_id)
         if done is not None:
             return done
     source = write.body.source
-    if sources.is_excluded(session, tenant_id=tenant_id, source=source):
+    if source is not None and source in excluded:
         audit.record(session, tenant_id=tenant_id, actor=actor, action="write.refused",
                      target_kind="source",
                      target_id=sources.target(session, tenant_id, source or ""),

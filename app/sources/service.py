@@ -27,6 +27,20 @@ def is_excluded(session: Session, *, tenant_id: uuid.UUID, source: str | None) -
     return found is not None
 
 
+def excluded_among(
+    session: Session, *, tenant_id: uuid.UUID, sources: Collection[str | None]
+) -> set[str]:
+    """Which of ``sources`` are excluded, in one statement (a bulk write's items)."""
+    named = {source for source in sources if source is not None}
+    if not named:
+        return set()
+    by_digest = {target(session, tenant_id, source): source for source in named}
+    found = session.exec(select(SourceExclusion.source_digest).where(
+        SourceExclusion.tenant_id == tenant_id,
+        col(SourceExclusion.source_digest).in_(sorted(by_digest)))).all()
+    return {by_digest[digest] for digest in found}
+
+
 def target(session: Session, tenant_id: uuid.UUID, source: str) -> str:
     """How audit events and exclusions name a source: its keyed digest. The audit chain
     outlives erasures and cannot be rewritten, so it never holds the plain name."""
