@@ -182,7 +182,7 @@ def save_answer(
 
 def redact_answers(session: Session, *, memory_id: uuid.UUID, state: str) -> None:
     """Rewrite every stored answer showing the memory (`redact_answers_of` for one)."""
-    redact_answers_of(session, memory_ids=[memory_id], state=state)
+    _redact(session, memory_ids=[memory_id], state=state)
 
 
 # One statement for both kinds of stored answer, each found through an index (a retention run
@@ -226,6 +226,10 @@ REDACT_ANSWERS_OF = text(
 def redact_answers_of(session: Session, *, memory_ids: Sequence[uuid.UUID], state: str) -> int:
     """Rewrite every stored answer showing one of these memories: to `{"id", "state"}`, or,
     in a batch's answer, the item showing it. Returns how many answers."""
+    return _redact(session, memory_ids=memory_ids, state=state)
+
+
+def _redact(session: Session, *, memory_ids: Sequence[uuid.UUID], state: str) -> int:
     if not memory_ids:
         return 0
     return int(session.execute(REDACT_ANSWERS_OF, {

@@ -132,3 +132,29 @@ def test_forget_requests_in_a_batch_are_handled_as_forgets(
     assert sneakers["id"] in results[0]["effects"]["retraction"]["forgotten"]
     assert results[1]["status"] == 201
     assert client.get(f"/v1/memories/{sneakers['id']}", headers=tenant["app"]).status_code == 404
+
+
+def test_the_items_are_embedded_in_one_call(
+    client: Any, tenant: dict[str, Any], monkeypatch: Any
+) -> None:
+    from app.embeddings.runtime import embedder
+
+    model = embedder()
+    calls: list[list[str]] = []
+    real_embed, real_one = model.embed, model.embed_one
+
+    def embed(texts: list[str]) -> list[list[float]]:
+        calls.append(list(texts))
+        return real_embed(texts)
+
+    def embed_one(text: str) -> list[float]:
+        calls.append([text])
+        return real_one(text)
+
+    # The real model answers; the wrappers only note how it was called.
+    monkeypatch.setattr(model, "embed", embed)
+    monkeypatch.setattr(model, "embed_one", embed_one)
+    texts = [f"The user has visited {n} countries." for n in range(2, 7)]
+    response = _batch(client, tenant, [_item(text) for text in texts])
+    assert [r["status"] for r in response.json()["results"]] == [201] * 5
+    assert calls == [texts]

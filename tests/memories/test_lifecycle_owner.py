@@ -84,9 +84,11 @@ def test_content_is_destroyed_in_one_place() -> None:
         assert set(_called(step)) == {(LIFECYCLE, "tombstone")}, step
     assert {module for module, _ in _called("destroy_content")} == {
         "forgetting/forget.py", "forgetting/describe.py"}
-    # The tombstone of many: one memory's (destroy_content) and an erasure's batches.
+    # The tombstone of many: one memory's (destroy_content), an erasure's batches and a
+    # closed session's working memories.
     assert set(_called("tombstone")) == {(LIFECYCLE, "destroy_content"),
-                                         ("erasure/cascade.py", "erase_batch")}
+                                         ("erasure/cascade.py", "erase_batch"),
+                                         ("forgetting/sessions.py", "close")}
 
 
 def test_only_the_store_builds_statements_on_the_memory_tables() -> None:
