@@ -130,7 +130,7 @@ def test_a_memory_forgotten_after_the_keyword_read_is_not_returned(
     """The result load re-checks state: a candidate forgotten after its list was read is dropped."""
     from app.embeddings.runtime import embedder
     from app.forgetting.forget import forget_one
-    from app.recall import candidates, service
+    from app.recall import candidates, service, working
     from app.recall.schemas import RecallRequest
 
     gone = _remember(client, tenant["app"], "My locker code at the ZX-400 gym is 4471.")
@@ -148,7 +148,8 @@ def test_a_memory_forgotten_after_the_keyword_read_is_not_returned(
         assert row is not None
         forget_one(session, row, reason="test", actor="system:test")
     with db.read_pipeline(tenant_id) as conn:
-        answer = service.results(conn, request=request, found=found, retracted=[])
+        clock = working.clock(working.send(conn, tenant_id=tenant_id))
+        answer = service.results(conn, request=request, found=found, retracted=[], clock=clock)
     ids = [str(result.memory.id) for result in answer.results]
     assert gone["id"] not in ids and kept["id"] in ids
 
