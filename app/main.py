@@ -11,6 +11,7 @@ from starlette.concurrency import run_in_threadpool
 from app.access.router import router as access_router
 from app.artifacts.router import router as artifacts_router
 from app.audit.router import router as audit_router
+from app.compat.mem0.router import router as mem0_router
 from app.core import errors, logs
 from app.core.body_limit import BodyLimitMiddleware
 from app.core.config import get_settings
@@ -89,6 +90,7 @@ def create_app() -> FastAPI:
         receipts_router,
         artifacts_router,
         webhooks_router,
+        mem0_router,
     ):
         app.include_router(router)
 

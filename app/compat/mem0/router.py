@@ -1,0 +1,145 @@
+"""`/compat/mem0`: mem0's open-source REST server's paths over Lethe, for an app key.
+
+A mem0 caller switches by changing its base URL to `<lethe>/compat/mem0` and sending
+`Authorization: Bearer <app key>`. What maps to what, and what differs: docs/compat-mem0.md.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Query, Request, Response, status
+from pydantic import Field
+
+from app.api import route
+from app.api.deps import AppReader, AppWriter, ClaimDep, SessionDep, derived_id
+from app.audit import service as audit
+from app.compat.mem0 import service, translate
+from app.compat.mem0.schemas import (
+    AddResponse,
+    ErasureRequested,
+    HistoryItem,
+    MemoryCreate,
+    MemoryItem,
+    MemoryList,
+    MemoryUpdate,
+    Notice,
+    Scope,
+    SearchRequest,
+    SearchResults,
+)
+from app.core.errors import COMMON_PROBLEMS, problem_responses
+from app.forgetting.forget_requests import PreparedRemember
+from app.memories import queries
+from app.memories.service import PreparedPatch
+
+router = APIRouter(
+    prefix="/compat/mem0", tags=["mem0 compatibility"], route_class=route.LetheRoute,
+    responses=problem_responses(*COMMON_PROBLEMS),
+)
+LIST_DEFAULT, LIST_MAX = 100, 1000
+
+
+class ListQuery(Scope):
+    limit: int = Field(LIST_DEFAULT, ge=1, le=LIST_MAX, description="How many at most.")
+
+
+def _without_texts(body: Any) -> Any:
+    # A stored answer names memories only inside `results`, where a later forget of one of
+    # them would not find it: replays answer the IDs and events, never the texts.
+    if isinstance(body, dict) and isinstance(body.get("results"), list):
+        return {**body, "results": [{**event, "memory": None} for event in body["results"]]}
+    return body
+
+
+def _replays_without_texts(request: Request) -> None:
+    route.current(request).redact = _without_texts
+
+
+def _prepared_add(body: MemoryCreate, principal: AppWriter) -> list[PreparedRemember]:
+    return service.prepare_add(tenant_id=principal.tenant_id, body=body,
+                               actor=audit.actor_for(principal))
+
+
+def _prepared_update(body: MemoryUpdate) -> PreparedPatch:
+    return service.prepare_update(body)
+
+
+# Dependencies resolve in the order a route lists them: the prepare step, then the session.
+PreparedAdd = Annotated[list[PreparedRemember], Depends(_prepared_add)]
+PreparedUpdate = Annotated[PreparedPatch, Depends(_prepared_update)]
+ErasureId = Annotated[uuid.UUID | None, Depends(derived_id("erasure_request"))]
+
+
+@router.post("/memories", dependencies=[Depends(_replays_without_texts)])
+def add_memories(body: MemoryCreate, principal: AppWriter, prepared: PreparedAdd,
+                 session: SessionDep, claim: ClaimDep) -> AddResponse:
+    """Store each user message as one memory (mem0 `add`, without LLM extraction)."""
+    events = service.add(
+        session, tenant_id=principal.tenant_id, prepared=prepared,
+        actor=audit.actor_for(principal),
+        derived_id=lambda n: claim.derived_id(f"mem0-message:{n}") if claim else None)
+    return AddResponse(results=events)
+
+
+@router.get("/memories")
+def list_memories(query: Annotated[ListQuery, Query()], principal: AppReader,
+                  session: SessionDep) -> MemoryList:
+    """A user's (or agent's) live memories, oldest first (mem0 `get_all`)."""
+    return MemoryList(results=service.list_memories(
+        session, tenant_id=principal.tenant_id, scope=query, limit=query.limit))
+
+
+@router.get("/memories/{memory_id}")
+def get_memory(memory_id: uuid.UUID, principal: AppReader, session: SessionDep) -> MemoryItem:
+    """One memory (mem0 `get`)."""
+    return translate.item(queries.get(session, tenant_id=principal.tenant_id,
+                                      memory_id=memory_id))
+
+
+@router.put("/memories/{memory_id}")
+def update_memory(memory_id: uuid.UUID, body: MemoryUpdate, principal: AppWriter,
+                  prepared: PreparedUpdate, session: SessionDep) -> Notice:
+    """Correct a memory's text (mem0 `update`): a new version, the old one in its history."""
+    service.update(session, tenant_id=principal.tenant_id, memory_id=memory_id, body=body,
+                   prepared=prepared)
+    return Notice(message="Memory updated successfully!")
+
+
+@router.get("/memories/{memory_id}/history")
+def memory_history(memory_id: uuid.UUID, principal: AppReader, session: SessionDep
+                   ) -> list[HistoryItem]:
+    """A memory's versions as mem0 history rows, oldest first."""
+    versions = queries.versions(session, tenant_id=principal.tenant_id, memory_id=memory_id)
+    return translate.history(memory_id, versions.data)
+
+
+@router.delete("/memories/{memory_id}")
+def delete_memory(memory_id: uuid.UUID, principal: AppWriter, session: SessionDep) -> Notice:
+    """Forget a memory: tombstoned, content purged, its source excluded (mem0 `delete`)."""
+    service.delete(session, tenant_id=principal.tenant_id, memory_id=memory_id,
+                   actor=audit.actor_for(principal))
+    return Notice(message="Memory deleted successfully")
+
+
+@router.delete("/memories", status_code=status.HTTP_202_ACCEPTED, responses={
+    200: {"model": ErasureRequested,
+          "description": "An erasure of this subject is open already: that one."}})
+def delete_all_memories(query: Annotated[Scope, Query()], principal: AppWriter,
+                        session: SessionDep, request_id: ErasureId, response: Response
+                        ) -> ErasureRequested:
+    """File an erasure request for the user (mem0 `delete_all`); poll it at `Location`."""
+    answer, created = service.delete_all(
+        session, tenant_id=principal.tenant_id, scope=query, actor=audit.actor_for(principal),
+        request_id=request_id)
+    if not created:
+        response.status_code = status.HTTP_200_OK
+    response.headers["Location"] = f"/v1/erasure-requests/{answer.erasure_request.id}"
+    return answer
+
+
+@router.post("/search")
+def search_memories(body: SearchRequest, principal: AppReader) -> SearchResults:
+    """Recall a user's memories relevant to a query (mem0 `search`); a read, never stored."""
+    return SearchResults(results=service.search(tenant_id=principal.tenant_id, body=body))
