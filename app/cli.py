@@ -1,4 +1,4 @@
-"""The `lethe` command: serve, migrate, worker, beat, openapi, staff, receipts."""
+"""The `lethe` command: serve, migrate, worker, beat, openapi, staff, receipts, mcp."""
 
 from __future__ import annotations
 
@@ -51,12 +51,24 @@ def main(argv: list[str] | None = None) -> int:
     verify.add_argument("file", type=Path, help="a receipt (or an erasure request holding one)")
     verify.add_argument("--key", help="the public JWK (a file, or its JSON) from "
                         "GET /v1/receipts/public-key; default: this data folder's key")
+    mcp = sub.add_parser("mcp", help="serve Lethe's memory as MCP tools over its HTTP API "
+                         "(LETHE_URL, LETHE_API_KEY)")
+    mcp.add_argument("--transport", choices=["stdio", "http"], default="stdio")
+    mcp.add_argument("--host", default="127.0.0.1")
+    mcp.add_argument("--port", type=int, default=8765)
+    mcp.add_argument("--subject", default=None, help="scope every tool to this subject")
     args = parser.parse_args(argv)
 
     if args.command == "openapi":
         return write_openapi(args.output)
     if args.command == "receipts":
         return verify_receipt(args.file, args.key)
+    if args.command == "mcp":
+        # A client of the API: no database, no runtime of its own.
+        from app.mcp import server as mcp_server
+
+        return mcp_server.run(mcp_server.Config.from_environment(args.subject),
+                              transport=args.transport, host=args.host, port=args.port)
     runtime = get_runtime()
     if args.command == "migrate":
         return migrate(runtime)
