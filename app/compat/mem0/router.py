@@ -17,17 +17,17 @@ from app.api.deps import AppReader, AppWriter, ClaimDep, SessionDep, derived_id
 from app.audit import service as audit
 from app.compat.mem0 import service, translate
 from app.compat.mem0.schemas import (
-    AddResponse,
-    ErasureRequested,
-    HistoryItem,
-    MemoryCreate,
-    MemoryItem,
-    MemoryList,
-    MemoryUpdate,
-    Notice,
-    Scope,
-    SearchRequest,
-    SearchResults,
+    Mem0Add,
+    Mem0Added,
+    Mem0ErasureRequested,
+    Mem0History,
+    Mem0Memory,
+    Mem0MemoryList,
+    Mem0Notice,
+    Mem0Scope,
+    Mem0Search,
+    Mem0SearchResults,
+    Mem0Update,
 )
 from app.core.errors import COMMON_PROBLEMS, problem_responses
 from app.forgetting.forget_requests import PreparedRemember
@@ -41,7 +41,7 @@ router = APIRouter(
 LIST_DEFAULT, LIST_MAX = 100, 1000
 
 
-class ListQuery(Scope):
+class Mem0ListQuery(Mem0Scope):
     limit: int = Field(LIST_DEFAULT, ge=1, le=LIST_MAX, description="How many at most.")
 
 
@@ -57,12 +57,12 @@ def _replays_without_texts(request: Request) -> None:
     route.current(request).redact = _without_texts
 
 
-def _prepared_add(body: MemoryCreate, principal: AppWriter) -> list[PreparedRemember]:
+def _prepared_add(body: Mem0Add, principal: AppWriter) -> list[PreparedRemember]:
     return service.prepare_add(tenant_id=principal.tenant_id, body=body,
                                actor=audit.actor_for(principal))
 
 
-def _prepared_update(body: MemoryUpdate) -> PreparedPatch:
+def _prepared_update(body: Mem0Update) -> PreparedPatch:
     return service.prepare_update(body)
 
 
@@ -73,62 +73,62 @@ ErasureId = Annotated[uuid.UUID | None, Depends(derived_id("erasure_request"))]
 
 
 @router.post("/memories", dependencies=[Depends(_replays_without_texts)])
-def add_memories(body: MemoryCreate, principal: AppWriter, prepared: PreparedAdd,
-                 session: SessionDep, claim: ClaimDep) -> AddResponse:
+def add_memories(body: Mem0Add, principal: AppWriter, prepared: PreparedAdd,
+                 session: SessionDep, claim: ClaimDep) -> Mem0Added:
     """Store each user message as one memory (mem0 `add`, without LLM extraction)."""
     events = service.add(
         session, tenant_id=principal.tenant_id, prepared=prepared,
         actor=audit.actor_for(principal),
         derived_id=lambda n: claim.derived_id(f"mem0-message:{n}") if claim else None)
-    return AddResponse(results=events)
+    return Mem0Added(results=events)
 
 
 @router.get("/memories")
-def list_memories(query: Annotated[ListQuery, Query()], principal: AppReader,
-                  session: SessionDep) -> MemoryList:
+def list_memories(query: Annotated[Mem0ListQuery, Query()], principal: AppReader,
+                  session: SessionDep) -> Mem0MemoryList:
     """A user's (or agent's) live memories, oldest first (mem0 `get_all`)."""
-    return MemoryList(results=service.list_memories(
+    return Mem0MemoryList(results=service.list_memories(
         session, tenant_id=principal.tenant_id, scope=query, limit=query.limit))
 
 
 @router.get("/memories/{memory_id}")
-def get_memory(memory_id: uuid.UUID, principal: AppReader, session: SessionDep) -> MemoryItem:
+def get_memory(memory_id: uuid.UUID, principal: AppReader, session: SessionDep) -> Mem0Memory:
     """One memory (mem0 `get`)."""
     return translate.item(queries.get(session, tenant_id=principal.tenant_id,
                                       memory_id=memory_id))
 
 
 @router.put("/memories/{memory_id}")
-def update_memory(memory_id: uuid.UUID, body: MemoryUpdate, principal: AppWriter,
-                  prepared: PreparedUpdate, session: SessionDep) -> Notice:
+def update_memory(memory_id: uuid.UUID, body: Mem0Update, principal: AppWriter,
+                  prepared: PreparedUpdate, session: SessionDep) -> Mem0Notice:
     """Correct a memory's text (mem0 `update`): a new version, the old one in its history."""
     service.update(session, tenant_id=principal.tenant_id, memory_id=memory_id, body=body,
                    prepared=prepared)
-    return Notice(message="Memory updated successfully!")
+    return Mem0Notice(message="Memory updated successfully!")
 
 
 @router.get("/memories/{memory_id}/history")
 def memory_history(memory_id: uuid.UUID, principal: AppReader, session: SessionDep
-                   ) -> list[HistoryItem]:
+                   ) -> list[Mem0History]:
     """A memory's versions as mem0 history rows, oldest first."""
     versions = queries.versions(session, tenant_id=principal.tenant_id, memory_id=memory_id)
     return translate.history(memory_id, versions.data)
 
 
 @router.delete("/memories/{memory_id}")
-def delete_memory(memory_id: uuid.UUID, principal: AppWriter, session: SessionDep) -> Notice:
+def delete_memory(memory_id: uuid.UUID, principal: AppWriter, session: SessionDep) -> Mem0Notice:
     """Forget a memory: tombstoned, content purged, its source excluded (mem0 `delete`)."""
     service.delete(session, tenant_id=principal.tenant_id, memory_id=memory_id,
                    actor=audit.actor_for(principal))
-    return Notice(message="Memory deleted successfully")
+    return Mem0Notice(message="Memory deleted successfully")
 
 
 @router.delete("/memories", status_code=status.HTTP_202_ACCEPTED, responses={
-    200: {"model": ErasureRequested,
+    200: {"model": Mem0ErasureRequested,
           "description": "An erasure of this subject is open already: that one."}})
-def delete_all_memories(query: Annotated[Scope, Query()], principal: AppWriter,
+def delete_all_memories(query: Annotated[Mem0Scope, Query()], principal: AppWriter,
                         session: SessionDep, request_id: ErasureId, response: Response
-                        ) -> ErasureRequested:
+                        ) -> Mem0ErasureRequested:
     """File an erasure request for the user (mem0 `delete_all`); poll it at `Location`."""
     answer, created = service.delete_all(
         session, tenant_id=principal.tenant_id, scope=query, actor=audit.actor_for(principal),
@@ -140,6 +140,6 @@ def delete_all_memories(query: Annotated[Scope, Query()], principal: AppWriter,
 
 
 @router.post("/search")
-def search_memories(body: SearchRequest, principal: AppReader) -> SearchResults:
+def search_memories(body: Mem0Search, principal: AppReader) -> Mem0SearchResults:
     """Recall a user's memories relevant to a query (mem0 `search`); a read, never stored."""
-    return SearchResults(results=service.search(tenant_id=principal.tenant_id, body=body))
+    return Mem0SearchResults(results=service.search(tenant_id=principal.tenant_id, body=body))

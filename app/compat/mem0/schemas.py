@@ -24,11 +24,11 @@ Identifier = Annotated[NonBlank, Field(min_length=1, max_length=249)]
 Metadata = dict[CleanStr, JsonValue]
 
 
-class Mem0Request(BaseModel):
+class Mem0Body(BaseModel):
     model_config = ConfigDict(extra="ignore", allow_inf_nan=False)
 
 
-class Message(Mem0Request):
+class Mem0Message(Mem0Body):
     role: CleanStr = Field(max_length=50, description="`user`, `assistant` or `system`: "
                            "only `user` messages are stored.")
     content: CleanStr = Field(max_length=TEXT_MAX, description="The message text.")
@@ -51,7 +51,7 @@ ONE_IDENTIFIER: dict[str, Any] = {"anyOf": [
 ]}
 
 
-class Scope(Mem0Request):
+class Mem0Scope(Mem0Body):
     """Whom a request is about: a user, or an agent's own memories."""
 
     model_config = ConfigDict(extra="ignore", allow_inf_nan=False,
@@ -64,18 +64,18 @@ class Scope(Mem0Request):
     run_id: Annotated[None, BeforeValidator(_no_run)] = Field(None, description=NO_RUN_ID)
 
     @model_validator(mode="after")
-    def _named(self) -> Scope:
+    def _named(self) -> Mem0Scope:
         if self.user_id is None and self.agent_id is None:
             raise ValueError("At least one identifier (user_id or agent_id) is required.")
         return self
 
 
-class MemoryCreate(Scope):
-    messages: list[Message] = Field(max_length=100, description="The conversation turns.")
+class Mem0Add(Mem0Scope):
+    messages: list[Mem0Message] = Field(max_length=100, description="The conversation turns.")
     metadata: Metadata | None = Field(None, description="Stored with each memory.")
 
 
-class SearchRequest(Scope):
+class Mem0Search(Mem0Scope):
     query: NonBlank = Field(min_length=1, max_length=2000, description="What to look for.")
     filters: Metadata | None = Field(
         None, description="`user_id`/`agent_id`/`run_id` here stand for the top-level fields "
@@ -94,23 +94,23 @@ class SearchRequest(Scope):
         return data
 
 
-class MemoryUpdate(Mem0Request):
+class Mem0Update(Mem0Body):
     text: NonBlank = Field(min_length=1, max_length=TEXT_MAX, description="The new text.")
     metadata: Metadata | None = Field(None, description="Replaces the memory's metadata.")
 
 
-class MemoryEvent(BaseModel):
+class Mem0Event(BaseModel):
     id: uuid.UUID
     memory: str | None = Field(description="The stored text; null for a memory a forget "
                                "request removed (forgotten text is never answered).")
     event: Literal["ADD", "UPDATE", "DELETE"]
 
 
-class AddResponse(BaseModel):
-    results: list[MemoryEvent]
+class Mem0Added(BaseModel):
+    results: list[Mem0Event]
 
 
-class MemoryItem(BaseModel):
+class Mem0Memory(BaseModel):
     id: uuid.UUID
     memory: str
     hash: str = Field(description="MD5 of the text, as mem0 computes it.")
@@ -122,20 +122,20 @@ class MemoryItem(BaseModel):
     run_id: str | None
 
 
-class ScoredItem(MemoryItem):
+class Mem0Scored(Mem0Memory):
     score: float = Field(description="Lethe's fused rank score (higher is better), not a "
                          "cosine similarity.")
 
 
-class MemoryList(BaseModel):
-    results: list[MemoryItem]
+class Mem0MemoryList(BaseModel):
+    results: list[Mem0Memory]
 
 
-class SearchResults(BaseModel):
-    results: list[ScoredItem]
+class Mem0SearchResults(BaseModel):
+    results: list[Mem0Scored]
 
 
-class HistoryItem(BaseModel):
+class Mem0History(BaseModel):
     id: uuid.UUID = Field(description="The version's ID.")
     memory_id: uuid.UUID
     old_memory: str | None
@@ -148,11 +148,11 @@ class HistoryItem(BaseModel):
     role: str | None
 
 
-class Notice(BaseModel):
+class Mem0Notice(BaseModel):
     message: str
 
 
-class ErasureRequested(BaseModel):
+class Mem0ErasureRequested(BaseModel):
     message: str
     erasure_request: ErasureFiled = Field(description="Poll it at "
                                           "`GET /v1/erasure-requests/{id}`.")

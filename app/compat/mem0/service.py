@@ -11,14 +11,14 @@ from sqlmodel import Session
 
 from app.compat.mem0 import translate
 from app.compat.mem0.schemas import (
-    ErasureRequested,
-    MemoryCreate,
-    MemoryEvent,
-    MemoryItem,
-    MemoryUpdate,
-    Scope,
-    ScoredItem,
-    SearchRequest,
+    Mem0Add,
+    Mem0ErasureRequested,
+    Mem0Event,
+    Mem0Memory,
+    Mem0Scope,
+    Mem0Scored,
+    Mem0Search,
+    Mem0Update,
 )
 from app.core.errors import InvalidRequest
 from app.embeddings.runtime import embed_soon
@@ -40,7 +40,7 @@ RECALL_MAX = 100
 ERASURE_REASON = "mem0-compatible delete of all memories"
 
 
-def prepare_add(*, tenant_id: uuid.UUID, body: MemoryCreate, actor: str
+def prepare_add(*, tenant_id: uuid.UUID, body: Mem0Add, actor: str
                 ) -> list[forget_requests.PreparedRemember]:
     """Each stored message prepared as `POST /v1/memories` prepares it (embedding, or the
     plan of the forget it asks for), before the write's transaction opens. A forget request
@@ -52,10 +52,10 @@ def prepare_add(*, tenant_id: uuid.UUID, body: MemoryCreate, actor: str
 def add(
     session: Session, *, tenant_id: uuid.UUID, prepared: Sequence[forget_requests.PreparedRemember],
     actor: str, derived_id: Callable[[int], uuid.UUID | None],
-) -> list[MemoryEvent]:
+) -> list[Mem0Event]:
     """Apply the prepared writes in message order; ``derived_id(n)`` is the ID the n-th
     message's memory gets from the request's Idempotency-Key."""
-    events: list[MemoryEvent] = []
+    events: list[Mem0Event] = []
     for index, one in enumerate(prepared):
         written = forget_requests.remember(session, tenant_id=tenant_id, prepared=one,
                                            actor=actor, memory_id=derived_id(index))
@@ -64,18 +64,18 @@ def add(
         elif written.memory is None:
             # A redelivery of a write forgotten since: done before, nothing stored again.
             assert written.forgotten_id is not None
-            events.append(MemoryEvent(id=written.forgotten_id, memory=None, event="ADD"))
+            events.append(Mem0Event(id=written.forgotten_id, memory=None, event="ADD"))
         else:
             events.append(translate.added(written.memory))
     return events
 
 
-def list_memories(session: Session, *, tenant_id: uuid.UUID, scope: Scope, limit: int
-                  ) -> list[MemoryItem]:
+def list_memories(session: Session, *, tenant_id: uuid.UUID, scope: Mem0Scope, limit: int
+                  ) -> list[Mem0Memory]:
     """The scope's live memories, oldest first, at most ``limit``."""
     agent = translate.agent_filter(scope)
     filters = queries.Filters(subject=translate.subject_of(scope))
-    found: list[MemoryItem] = []
+    found: list[Mem0Memory] = []
     cursor: str | None = None
     while len(found) < limit:
         page = queries.page(session, tenant_id=tenant_id, filters=filters, limit=PAGE,
@@ -89,7 +89,7 @@ def list_memories(session: Session, *, tenant_id: uuid.UUID, scope: Scope, limit
     return found[:limit]
 
 
-def search(*, tenant_id: uuid.UUID, body: SearchRequest) -> list[ScoredItem]:
+def search(*, tenant_id: uuid.UUID, body: Mem0Search) -> list[Mem0Scored]:
     """Recall for the scope, narrowed by agent and metadata filters."""
     agent = translate.agent_filter(body)
     filters = body.filters or {}
@@ -101,13 +101,13 @@ def search(*, tenant_id: uuid.UUID, body: SearchRequest) -> list[ScoredItem]:
             if translate.matches(result.memory, agent=agent, filters=filters)][:body.limit]
 
 
-def prepare_update(body: MemoryUpdate) -> memories.PreparedPatch:
+def prepare_update(body: Mem0Update) -> memories.PreparedPatch:
     """The new text embedded before the transaction opens."""
     return memories.prepare_patch(MemoryPatch(text=body.text))
 
 
 def update(
-    session: Session, *, tenant_id: uuid.UUID, memory_id: uuid.UUID, body: MemoryUpdate,
+    session: Session, *, tenant_id: uuid.UUID, memory_id: uuid.UUID, body: Mem0Update,
     prepared: memories.PreparedPatch,
 ) -> None:
     """mem0 updates without a precondition: the revision read here is the one compared, so
@@ -126,9 +126,9 @@ def delete(session: Session, *, tenant_id: uuid.UUID, memory_id: uuid.UUID, acto
 
 
 def delete_all(
-    session: Session, *, tenant_id: uuid.UUID, scope: Scope, actor: str,
+    session: Session, *, tenant_id: uuid.UUID, scope: Mem0Scope, actor: str,
     request_id: uuid.UUID | None,
-) -> tuple[ErasureRequested, bool]:
+) -> tuple[Mem0ErasureRequested, bool]:
     """An erasure request for the scope's subject (True when new, False for the open one):
     everything about the subject goes, in the background, with a receipt."""
     if translate.agent_filter(scope) is not None:
@@ -142,4 +142,4 @@ def delete_all(
                                   requested_by=None))
     message = ("Erasure requested: all memories of this subject are erased in the background"
                if created else "An erasure of this subject is already under way")
-    return ErasureRequested(message=message, erasure_request=filed), created
+    return Mem0ErasureRequested(message=message, erasure_request=filed), created

@@ -11,12 +11,12 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from app.compat.mem0.schemas import (
-    HistoryItem,
-    MemoryCreate,
-    MemoryEvent,
-    MemoryItem,
-    Scope,
-    ScoredItem,
+    Mem0Add,
+    Mem0Event,
+    Mem0History,
+    Mem0Memory,
+    Mem0Scope,
+    Mem0Scored,
 )
 from app.memories.schemas import ForgetRequestHandled, MemoryPublic, VersionPublic
 from app.memories.schemas import MemoryCreate as LetheCreate
@@ -27,21 +27,21 @@ AGENT_KEY = "agent_id"
 STORED_ROLE = "user"
 
 
-def subject_of(scope: Scope) -> str:
+def subject_of(scope: Mem0Scope) -> str:
     """The user is the subject; an agent alone is the subject `agent:<agent_id>`, apart from
     any user of the same name."""
     if scope.user_id is not None:
         return scope.user_id
-    assert scope.agent_id is not None, "Scope requires one of the two"
+    assert scope.agent_id is not None, "Mem0Scope requires one of the two"
     return AGENT_PREFIX + scope.agent_id
 
 
-def agent_filter(scope: Scope) -> str | None:
+def agent_filter(scope: Mem0Scope) -> str | None:
     """The agent a user's memories are narrowed to, when a request names both."""
     return scope.agent_id if scope.user_id is not None else None
 
 
-def writes(body: MemoryCreate) -> list[LetheCreate]:
+def writes(body: Mem0Add) -> list[LetheCreate]:
     """One Lethe write per user message, no extraction: the text as the user said it."""
     subject = subject_of(body)
     metadata = dict(body.metadata or {})
@@ -53,36 +53,36 @@ def writes(body: MemoryCreate) -> list[LetheCreate]:
             if message.role == STORED_ROLE and message.content.strip()]
 
 
-def added(memory: MemoryPublic) -> MemoryEvent:
-    return MemoryEvent(id=memory.id, memory=memory.text, event="ADD")
+def added(memory: MemoryPublic) -> Mem0Event:
+    return Mem0Event(id=memory.id, memory=memory.text, event="ADD")
 
 
-def forgot(handled: ForgetRequestHandled) -> list[MemoryEvent]:
+def forgot(handled: ForgetRequestHandled) -> list[Mem0Event]:
     """What a forget request in the conversation removed, as mem0's events: a memory
     forgotten whole is DELETE, one that lost sentences is UPDATE; neither shows text."""
     retraction: Mapping[str, Any] = handled.effects.retraction or {}
-    events = [MemoryEvent(id=memory_id, memory=None, event="DELETE")
+    events = [Mem0Event(id=memory_id, memory=None, event="DELETE")
               for memory_id in retraction.get("forgotten", [])]
-    events += [MemoryEvent(id=struck["id"], memory=None, event="UPDATE")
+    events += [Mem0Event(id=struck["id"], memory=None, event="UPDATE")
                for struck in retraction.get("struck", [])]
     return events
 
 
-def item(memory: MemoryPublic) -> MemoryItem:
+def item(memory: MemoryPublic) -> Mem0Memory:
     metadata = {k: v for k, v in memory.metadata.items() if k != AGENT_KEY}
     agent = memory.metadata.get(AGENT_KEY)
     user = memory.subject
     if user.startswith(AGENT_PREFIX):
         user, agent = None, user.removeprefix(AGENT_PREFIX)  # type: ignore[assignment]
-    return MemoryItem(
+    return Mem0Memory(
         id=memory.id, memory=memory.text, hash=hashlib.md5(memory.text.encode()).hexdigest(),
         metadata=metadata or None, created_at=memory.created_at, updated_at=memory.updated_at,
         user_id=user, agent_id=agent if isinstance(agent, str) else None, run_id=None,
     )
 
 
-def scored(memory: MemoryPublic, score: float) -> ScoredItem:
-    return ScoredItem(**item(memory).model_dump(), score=score)
+def scored(memory: MemoryPublic, score: float) -> Mem0Scored:
+    return Mem0Scored(**item(memory).model_dump(), score=score)
 
 
 def matches(memory: MemoryPublic, *, agent: str | None, filters: Mapping[str, Any]) -> bool:
@@ -100,13 +100,13 @@ def kept_metadata(memory: MemoryPublic, new: Mapping[str, Any]) -> dict[str, Any
     return kept
 
 
-def history(memory_id: Any, versions: Iterable[VersionPublic]) -> list[HistoryItem]:
+def history(memory_id: Any, versions: Iterable[VersionPublic]) -> list[Mem0History]:
     """A memory's versions, oldest first, as mem0's history rows: the first an ADD, each
     later one an UPDATE from the text before it."""
-    rows: list[HistoryItem] = []
+    rows: list[Mem0History] = []
     previous: VersionPublic | None = None
     for version in versions:
-        rows.append(HistoryItem(
+        rows.append(Mem0History(
             id=version.id, memory_id=memory_id,
             old_memory=previous.text if previous else None, new_memory=version.text,
             event="UPDATE" if previous else "ADD",
