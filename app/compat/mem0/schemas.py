@@ -17,11 +17,11 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_valida
 
 from app.core.schemas import CleanStr, JsonInt, NonBlank
 from app.erasure.schemas import ErasureFiled
-from app.memories.schemas import TEXT_MAX, JsonValue
+from app.memories.schemas import TEXT_MAX, ClosedMetadata
 
 # A subject is at most 255 characters; an agent's subject carries a 6-character prefix.
 Identifier = Annotated[NonBlank, Field(min_length=1, max_length=249)]
-Metadata = dict[CleanStr, JsonValue]
+Metadata = ClosedMetadata
 
 
 class Mem0Body(BaseModel):
