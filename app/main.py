@@ -21,9 +21,11 @@ from app.erasure.router import router as erasure_router
 from app.forgetting.describe_router import router as describe_router
 from app.forgetting.revalidation_router import router as ladder_router
 from app.forgetting.router import router as forgetting_router
+from app.forgetting.sessions_router import router as sessions_router
 from app.health.router import router as health_router
 from app.holds.router import router as holds_router
 from app.idempotency.router import router as operations_router
+from app.ingestion.batch_router import router as batch_router
 from app.ingestion.router import router as ingestion_router
 from app.invalidation.router import router as dependencies_router
 from app.maintenance.router import router as maintenance_router
@@ -73,11 +75,13 @@ def create_app() -> FastAPI:
         keys_router,
         staff_router,
         settings_router,
+        batch_router,
         memories_router,
         recall_router,
         forgetting_router,
         sources_router,
         describe_router,
+        sessions_router,
         ladder_router,
         ingestion_router,
         dependencies_router,

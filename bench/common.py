@@ -36,13 +36,14 @@ def create_tenant(name: str) -> tuple[uuid.UUID, str]:
 
 
 @contextmanager
-def live_api(runtime: Any, *, pool_size: int = 20) -> Iterator[str]:
+def live_api(runtime: Any, *, pool_size: int = 20, embedding_threads: int = 1
+             ) -> Iterator[str]:
     """A `lethe api` process on a free port; yields its base URL."""
     from app.cli import api_command, api_environment
 
     port = free_port()
     env = {**os.environ, **api_environment(runtime), "LETHE_DB_POOL_SIZE": str(pool_size),
-           "LETHE_EMBEDDING_THREADS": "1"}
+           "LETHE_EMBEDDING_THREADS": str(embedding_threads)}
     server = subprocess.Popen(api_command("127.0.0.1", port), env=env,
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     base = f"http://127.0.0.1:{port}"

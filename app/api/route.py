@@ -61,6 +61,9 @@ class RequestWork:
         self.jobs = jobs.JobQueue()
         # Applied to a response body before it is stored for replays (e.g. one-time secrets).
         self.redact: Callable[[Any], Any] | None = None
+        # Memories the answer shows beyond its `id` (a batch's items): a forget of one of
+        # them must find the stored answer to redact it.
+        self.names: list[uuid.UUID] = []
 
     @property
     def active(self) -> bool:
@@ -106,7 +109,7 @@ class RequestWork:
                         api_key_id=self.api_key_id,
                         status=response.status_code,
                         body=self._stored_body(response),
-                        headers=dict(response.headers),
+                        headers=dict(response.headers), names=self.names,
                         retention=timedelta(days=get_settings().idempotency_retention_days),
                     )
                 self.session.commit()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -98,6 +99,28 @@ def render(exc: LetheError) -> JSONResponse:
     )
 
 
+def problem_of(exc: LetheError) -> dict[str, Any]:
+    """The problem body of a refusal, for an answer that carries several (a batch's items)."""
+    return problem_body(exc.status, exc.slug, exc.title, exc.detail, **exc.extra)
+
+
+def validation_problem(
+    found: Sequence[Mapping[str, Any]], *, prefix: Sequence[str] = ()
+) -> dict[str, Any]:
+    """The 422 problem body of validation errors (pydantic's), locations under ``prefix``.
+
+    Only location, message and type: echoing the input could copy memory text into logs.
+    """
+    errors = [
+        {"loc": [*prefix, *(str(part) for part in err.get("loc", ()))],
+         "msg": str(err.get("msg", "")), "type": str(err.get("type", ""))}
+        for err in found
+    ]
+    detail = "; ".join(f"{'.'.join(e['loc'])}: {e['msg']}" for e in errors[:5]) or "Invalid"
+    return problem_body(422, "validation-error", "The request is not valid", detail,
+                        errors=errors)
+
+
 _HTTP_SLUGS = {
     400: ("bad-request", "Bad request"),
     401: ("unauthorized", "Missing or unknown credentials"),
@@ -138,13 +161,8 @@ def _allowed_methods(request: Request) -> list[str]:
 
 async def _validation_error(_: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, RequestValidationError)
-    # Only location, message and type: echoing the input could copy memory text into logs.
-    errors = [
-        {"loc": [str(part) for part in err.get("loc", ())], "msg": str(err.get("msg", "")),
-         "type": str(err.get("type", ""))}
-        for err in exc.errors()
-    ]
-    detail = "; ".join(f"{'.'.join(e['loc'])}: {e['msg']}" for e in errors[:5]) or "Invalid"
+    problem = validation_problem(exc.errors())
+    errors = problem["errors"]
     if any(e["loc"] == ["header", "Idempotency-Key"] and e["type"] == "missing" for e in errors):
         # API contract: an operation that must be named by its key is a 400 without one.
         return problem_response(400, "idempotency-key-required",
@@ -154,9 +172,7 @@ async def _validation_error(_: Request, exc: Exception) -> JSONResponse:
         # API contract: an edit without the revision it replaces is a 428.
         return problem_response(428, "if-match-required", "If-Match is required",
                                 'Send `If-Match: "<revision>"` with the ETag you last read.')
-    return problem_response(
-        422, "validation-error", "The request is not valid", detail, errors=errors
-    )
+    return JSONResponse(problem, status_code=422, media_type=PROBLEM_MEDIA_TYPE)
 
 
 async def _unhandled(_: Request, exc: Exception) -> JSONResponse:

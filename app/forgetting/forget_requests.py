@@ -65,8 +65,13 @@ def forget_plan(
     request = detect_forget_request(text)
     if request is None or not detection_enabled(tenant_id):
         return None
+    return plan(tenant_id=tenant_id, subject=subject, about=request.about, actor=actor)
+
+
+def plan(*, tenant_id: uuid.UUID, subject: str, about: str, actor: str) -> describe.Plan:
+    """The plan of a detected forget request: forget by description, what it is about."""
     return describe.prepare(
-        tenant_id=tenant_id, subject=subject, about=request.about[:ABOUT_MAX], delete=True,
+        tenant_id=tenant_id, subject=subject, about=about[:ABOUT_MAX], delete=True,
         exclude_source=False, dry_run=False, max_targets=MAX_TARGETS, actor=actor,
         embed=embedder().embed,
     )

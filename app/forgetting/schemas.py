@@ -67,3 +67,17 @@ class DescribeResult(BaseModel):
         default_factory=list,
         description="Memories resolved but kept by a legal hold: not forgotten, not struck.",
     )
+
+
+class HeldMemory(BaseModel):
+    memory_id: uuid.UUID
+    hold_id: uuid.UUID
+
+
+class SessionClosed(BaseModel):
+    session: str
+    evicted: list[uuid.UUID] = Field(description="Working memories forgotten (sources kept).")
+    kept: list[uuid.UUID] = Field(
+        description="The session's other memories: promoted, durable, or held.")
+    held: list[HeldMemory] = Field(
+        description="Working memories a legal hold kept (also listed in `kept`).")

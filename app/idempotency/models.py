@@ -75,3 +75,19 @@ class Operation(SQLModel, table=True):
     created_at: datetime = timestamp_field()
     updated_at: datetime = timestamp_field()
     expires_at: datetime = timestamp_field(server_default=False, index=True)
+
+
+class OperationMemory(SQLModel, table=True):
+    """A memory a stored answer names beyond its `response_id` (each item of a batch), so a
+    forget finds the answer to redact through an index (migration 0024)."""
+
+    __tablename__ = "operation_memory"
+    __table_args__ = (Index("ix_operation_memory_memory_id", "memory_id"),)
+
+    operation_id: uuid.UUID = Field(
+        sa_column=Column(ForeignKey("operation.id", ondelete="CASCADE"), primary_key=True)
+    )
+    tenant_id: uuid.UUID = Field(
+        sa_column=Column(ForeignKey("tenant.id", ondelete="CASCADE"), nullable=False)
+    )
+    memory_id: uuid.UUID = Field(primary_key=True)

@@ -9,6 +9,7 @@ a crash mid-request rolls back both and releases the lock.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -85,12 +86,14 @@ def record(
     body: Any,
     headers: dict[str, str],
     retention: timedelta,
+    names: Sequence[uuid.UUID] = (),
 ) -> None:
     """Store the answer beside the effect, in the request's transaction (into the job the
-    request accepted, when it accepted one with this key)."""
+    request accepted, when it accepted one with this key); ``names``: the memories it shows
+    beyond its `id`."""
     kept = {name: value for name, value in headers.items() if name.lower() in REPLAYABLE_HEADERS}
     store.save_answer(session, claim, api_key_id=api_key_id, status=status, body=body,
-                      headers=kept, retention=retention)
+                      headers=kept, retention=retention, names=names)
 
 
 def read(session: Session, *, tenant_id: uuid.UUID, operation_id: uuid.UUID) -> Operation:

@@ -21,7 +21,7 @@ from app.core.config import get_settings
 from app.core.jobs import enqueue_job
 from app.core.models import utcnow
 from app.idempotency.keys import Claim, derive_id, request_digest
-from app.idempotency.models import Operation, OperationStatus
+from app.idempotency.models import Operation, OperationMemory, OperationStatus
 
 FINISHED = (OperationStatus.succeeded, OperationStatus.failed)
 PENDING = (OperationStatus.queued, OperationStatus.running)
@@ -157,9 +157,11 @@ def save_answer(
     body: Any,
     headers: dict[str, str],
     retention: timedelta,
+    names: Sequence[uuid.UUID] = (),
 ) -> None:
     """Store the request's answer under its key, in one statement: a new record, or into the
-    job this request accepted with the same key (which keeps its kind and status)."""
+    job this request accepted with the same key (which keeps its kind and status); and the
+    memories it ``names`` beyond its `id` (`operation_memory`)."""
     now = utcnow()
     answer = {"api_key_id": api_key_id, "response_status": status, "response_body": body,
               "response_headers": headers, "updated_at": now, "expires_at": now + retention}
@@ -168,9 +170,14 @@ def save_answer(
         request_method=claim.method, request_path=claim.path, request_digest=claim.digest,
         status=OperationStatus.succeeded, created_at=now, **answer,
     )
-    session.execute(statement.on_conflict_do_update(
+    operation_id = session.execute(statement.on_conflict_do_update(
         index_elements=["tenant_id", "idempotency_key"], set_=answer,
-    ))
+    ).returning(col(Operation.id))).scalar_one()
+    if names:
+        session.execute(insert(OperationMemory).values([
+            {"operation_id": operation_id, "tenant_id": claim.tenant_id, "memory_id": name}
+            for name in dict.fromkeys(names)
+        ]).on_conflict_do_nothing())
 
 
 # Found through the `response_id` index: a retention run redacts for thousands of memories.
@@ -186,8 +193,39 @@ REDACT_ANSWERS = text(
 
 
 def redact_answers(session: Session, *, memory_id: uuid.UUID, state: str) -> None:
-    """Rewrite every stored answer naming the memory to `{"id", "state"}`."""
+    """Rewrite every stored answer naming the memory to `{"id", "state"}` (a batch's: the
+    item showing it)."""
     session.execute(REDACT_ANSWERS, {"memory_id": str(memory_id), "state": str(state)})
+    _redact_items(session, memory_ids=[memory_id], state=state)
+
+
+# A stored batch answer: each item showing one of the memories keeps its status, and its
+# memory only as {"id", "state"}. Found through `operation_memory`, by index.
+REDACT_ITEMS = text(
+    """
+    UPDATE operation o
+    SET response_body = jsonb_set(o.response_body, '{results}', COALESCE((
+            SELECT jsonb_agg(CASE WHEN e.item -> 'memory' ->> 'id'
+                                       = ANY(CAST(:memory_ids AS text[]))
+                             THEN jsonb_build_object(
+                                 'status', e.item -> 'status',
+                                 'memory', jsonb_build_object('id', e.item -> 'memory' -> 'id',
+                                                              'state', CAST(:state AS text)))
+                             ELSE e.item END ORDER BY e.n)
+            FROM jsonb_array_elements(o.response_body -> 'results') WITH ORDINALITY e(item, n)
+        ), '[]'::jsonb)),
+        response_headers = '{}'::jsonb
+    WHERE o.id IN (SELECT operation_id FROM operation_memory
+                   WHERE memory_id = ANY(CAST(:memory_ids AS uuid[])))
+      AND jsonb_typeof(o.response_body -> 'results') = 'array'
+    """
+)
+
+
+def _redact_items(session: Session, *, memory_ids: Sequence[uuid.UUID], state: str) -> int:
+    result = session.execute(REDACT_ITEMS, {"memory_ids": [str(i) for i in memory_ids],
+                                            "state": str(state)})
+    return int(getattr(result, "rowcount", 0) or 0)
 
 
 REDACT_ANSWERS_OF = text(
@@ -206,7 +244,8 @@ def redact_answers_of(session: Session, *, memory_ids: Sequence[uuid.UUID], stat
         return 0
     result = session.execute(REDACT_ANSWERS_OF, {"memory_ids": [str(i) for i in memory_ids],
                                                  "state": str(state)})
-    return int(getattr(result, "rowcount", 0) or 0)
+    items = _redact_items(session, memory_ids=memory_ids, state=state)
+    return int(getattr(result, "rowcount", 0) or 0) + items
 
 
 # Pending jobs whose payload names the subject: failed, payload gone (an erasure's part).

@@ -4,10 +4,19 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from app.core.errors import Problem
 from app.core.schemas import CleanStr, StrictModel
-from app.memories.schemas import TEXT_MAX, MemoryCreate, MemoryFields, NonBlank
+from app.memories.schemas import (
+    TEXT_MAX,
+    Effects,
+    MemoryCreate,
+    MemoryFields,
+    MemoryPublic,
+    NonBlank,
+    RedactedAnswer,
+)
 
 MAX_MEMORIES = 100
 MAX_MESSAGES = 200
@@ -68,3 +77,37 @@ class IngestBody(StrictModel):
         if "source" not in item.model_fields_set and self.source is not None:
             data["source"] = self.source
         return MemoryCreate.model_validate(data)
+
+
+BATCH_MAX = 100
+
+
+class BatchBody(StrictModel):
+    memories: list[Any] = Field(
+        min_length=1, max_length=BATCH_MAX,
+        description="Up to 100 `POST /v1/memories` bodies. Each is validated on its own: an "
+        "invalid one is answered 422 in its slot and the others are still written.",
+        # Items are read one by one (app/ingestion/batch.py), so the schema names their shape.
+        json_schema_extra={"items": {"$ref": "#/components/schemas/MemoryCreate"}},
+    )
+
+
+class BatchItemProblem(Problem):
+    """Why an item was refused (what `POST /v1/memories` would have answered)."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+class BatchItemResult(BaseModel):
+    """An item's answer: what `POST /v1/memories` would have answered for it alone."""
+
+    status: int = Field(description="201 created; 200 a slot's new version or a forget "
+                        "request handled; 4xx refused (see `error`).")
+    memory: MemoryPublic | RedactedAnswer | None = Field(
+        None, description="Absent when refused or when the item was a forget request.")
+    effects: Effects | None = None
+    error: BatchItemProblem | None = None
+
+
+class BatchResult(BaseModel):
+    results: list[BatchItemResult] = Field(description="One per item, in request order.")

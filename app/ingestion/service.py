@@ -17,17 +17,14 @@ from typing import Any
 from sqlmodel import Session
 
 from app.audit import service as audit
-from app.core.errors import LetheError
 from app.embeddings.runtime import embedder
 from app.forgetting import describe
 from app.idempotency import service as idempotency
 from app.idempotency import store as operations
 from app.idempotency.models import Operation
 from app.ingestion.schemas import IngestBody, IngestMessage
+from app.memories import bulk
 from app.memories import service as memories
-from app.memories import store as memory_store
-from app.memories.models import MemoryState
-from app.sources import service as sources
 from app.tenant_settings import service as settings
 from app.text.detector import detect_forget_request
 
@@ -187,34 +184,13 @@ def _apply_item(
     session: Session, *, tenant_id: uuid.UUID, operation_id: uuid.UUID, index: int,
     write: memories.Prepared, outcome: Outcome,
 ) -> None:
-    memory_id = item_memory_id(operation_id, index)
-    # An item already applied stays as it is — forgotten included — even if its source was
-    # excluded since: a redelivery answers what the first run did and stores nothing.
-    state = memory_store.state_of(session, tenant_id=tenant_id, memory_id=memory_id)
-    if state is not None:
-        outcome.memory_ids.append(str(memory_id))
-        if state == MemoryState.forgotten:
-            outcome.forgotten.append(str(memory_id))
-        return
-    create = write.body
-    if sources.is_excluded(session, tenant_id=tenant_id, source=create.source):
-        audit.record(session, tenant_id=tenant_id, actor=ACTOR, action="write.refused",
-                     target_kind="source",
-                     target_id=sources.target(session, tenant_id, create.source or ""),
-                     reason="source excluded",
-                     details={"attempted": "ingest.item"})
-        outcome.refused.append({"item": index, "type": "source-excluded", "status": 409})
-        return
-    try:
-        with session.begin_nested():
-            written = memories.create(session, tenant_id=tenant_id, body=create,
-                                      embedding=write.embedding, actor=ACTOR,
-                                      memory_id=memory_id, judged=write.judged)
-    except LetheError as exc:
-        # A refusal of this item only (a stale supersedes, a revision mismatch …).
-        outcome.refused.append({"item": index, "type": exc.slug, "status": exc.status})
-        return
-    if written.memory is None:
+    written = bulk.write_item(session, tenant_id=tenant_id,
+                              memory_id=item_memory_id(operation_id, index), write=write,
+                              actor=ACTOR, attempted="ingest.item")
+    if isinstance(written, bulk.Refused):
+        outcome.refused.append({"item": index, "type": written.error.slug,
+                                "status": written.error.status})
+    elif written.memory is None:
         outcome.memory_ids.append(str(written.forgotten_id))
         outcome.forgotten.append(str(written.forgotten_id))
     else:

@@ -59,3 +59,7 @@ class LegalHold(Conflict):
         super().__init__(
             f"Memory {memory_id} is under a legal hold; its content cannot be destroyed until "
             "the hold is released. Nothing was changed.", memory_id=str(memory_id))
+
+
+class NotWorking(Conflict):
+    slug, title = "not-working-memory", "Only a working memory can be promoted"

@@ -45,6 +45,8 @@ class Volatility(enum.StrEnum):
     preferential = "preferential"
     procedural = "procedural"
     situational = "situational"
+    # An agent's scratch memory: a half-life in seconds (`half_lives.working_seconds`).
+    working = "working"
 
 
 class MemoryState(enum.StrEnum):
@@ -62,7 +64,8 @@ class Memory(SQLModel, table=True):
     __tablename__ = "memory"
     __table_args__ = (
         CheckConstraint(
-            "volatility IN ('structural', 'preferential', 'procedural', 'situational')",
+            "volatility IN ('structural', 'preferential', 'procedural', 'situational',"
+            " 'working')",
             name="volatility",
         ),
         CheckConstraint(
@@ -75,6 +78,9 @@ class Memory(SQLModel, table=True):
         # A large subject's memories changed since the lists index was built (migration 0012).
         Index("ix_memory_tenant_id_subject_updated_at", "tenant_id", "subject", "updated_at"),
         Index("ix_memory_superseded_by", "superseded_by"),
+        # A session's memories, found when it closes (migration 0024).
+        Index("ix_memory_tenant_id_session", "tenant_id", "session",
+              postgresql_where=sa_text("session IS NOT NULL")),
         # From a version an HNSW walk found to the memory it is current for (large subjects).
         Index("ix_memory_current_version_id", "current_version_id"),
         # Retention finds memories by how long they have been in their state.
@@ -107,6 +113,8 @@ class Memory(SQLModel, table=True):
         ),
     )
     source: str | None = Field(default=None, sa_column=Column(String(255)))
+    # The agent run that wrote it; closing the run evicts its working memories.
+    session: str | None = Field(default=None, sa_column=Column(String(255)))
     depends_on: dict[str, Any] = Field(
         default_factory=dict, sa_column=Column(JSONB, nullable=False, server_default="{}")
     )

@@ -12,7 +12,7 @@ from app.audit import service as audit
 from app.core.errors import COMMON_PROBLEMS, InvalidRequest, problem_responses
 from app.forgetting import forget_requests
 from app.memories import queries, service
-from app.memories.models import MemoryState
+from app.memories.models import MemoryState, Volatility
 from app.memories.schemas import (
     ForgetRequestHandled,
     Lineage,
@@ -21,6 +21,7 @@ from app.memories.schemas import (
     MemoryPatch,
     MemoryPublic,
     MemoryWritten,
+    PromoteBody,
     RedactedAnswer,
     RevertBody,
     VersionList,
@@ -147,6 +148,19 @@ def revert_memory(
     """Point a memory at one of its earlier versions again (If-Match required)."""
     memory = service.revert(session, tenant_id=principal.tenant_id, memory_id=memory_id,
                             if_match=if_match, seq=body.seq)
+    _etag(response, memory.revision)
+    return memory
+
+
+@router.post("/{memory_id}/promote", responses={**problem_responses(412),
+                                               200: {"headers": ETAG}})
+def promote_memory(
+    memory_id: uuid.UUID, body: PromoteBody, principal: AppWriter, session: SessionDep,
+    response: Response, if_match: Annotated[str | None, Header(alias="If-Match")] = None,
+) -> MemoryWritten | RedactedAnswer:
+    """Make a working memory durable, so closing its session keeps it."""
+    memory = service.promote(session, tenant_id=principal.tenant_id, memory_id=memory_id,
+                             if_match=if_match, volatility=Volatility(body.volatility))
     _etag(response, memory.revision)
     return memory
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -87,6 +87,11 @@ class MemoryFields(StrictModel):
         None, description="When it was said or observed (a conversation turn's time); "
         "default: the write time.",
     )
+    session: NonBlank | None = Field(
+        None, min_length=1, max_length=255,
+        description="The agent run that wrote it; closing the run "
+        "(`POST /v1/sessions/{session}/close`) evicts its `working` memories.",
+    )
 
     _whole = field_validator("expected_revision", mode="before")(_integral)
 
@@ -105,6 +110,11 @@ class MemoryPatch(StrictModel):
 
     def changes_nothing(self) -> bool:
         return all(getattr(self, name) is None for name in type(self).model_fields)
+
+
+class PromoteBody(StrictModel):
+    volatility: Literal["structural", "preferential", "procedural", "situational"] = Field(
+        description="The durable class the working memory takes.")
 
 
 class RevertBody(StrictModel):
@@ -145,6 +155,7 @@ class MemoryPublic(BaseModel):
     updated_at: datetime
     last_validated_at: datetime
     observed_at: datetime = Field(description="When it was said or observed.")
+    session: str | None = Field(None, description="The agent run that wrote it, if any.")
 
 
 class Effects(BaseModel):

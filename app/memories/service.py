@@ -18,10 +18,11 @@ from app.memories.errors import (
     InvalidIfMatch,
     InvalidReference,
     NotEditable,
+    NotWorking,
     RevisionMismatch,
 )
 from app.memories.lifecycle import new_revision, transition
-from app.memories.models import LIVE_STATES, Memory, MemoryState
+from app.memories.models import LIVE_STATES, Memory, MemoryState, Volatility
 from app.memories.schemas import Effects, MemoryCreate, MemoryPatch, MemoryWritten
 from app.sources import service as sources
 
@@ -112,14 +113,9 @@ def create(
     sources.refuse_if_excluded(session, tenant_id=tenant_id, source=body.source, actor=actor,
                                action="memory.create")
     if memory_id is not None:
-        existing = (store.find(session, tenant_id=tenant_id, memory_id=memory_id)
-                    or store.written_by(session, tenant_id=tenant_id, write_id=memory_id))
-        if existing is not None and existing.state == MemoryState.forgotten:
-            return Written(None, created=True, forgotten_id=existing.id)
-        if existing is not None:
-            # A redelivery after its operation record expired: it already happened.
-            return Written(MemoryWritten(**store.view(session, existing).model_dump(),
-                                         effects=Effects()), created=True)
+        done = already_written(session, tenant_id=tenant_id, memory_id=memory_id)
+        if done is not None:
+            return done
     _check_derived_from(session, tenant_id=tenant_id, ids=body.derived_from)
     wanted = list(dict.fromkeys(body.supersedes))
     slot_id = None
@@ -184,6 +180,21 @@ def create(
     )
 
 
+def already_written(
+    session: Session, *, tenant_id: uuid.UUID, memory_id: uuid.UUID
+) -> Written | None:
+    """What a keyed write with this derived ID already did (a redelivery after its operation
+    record expired: it happened), or None. A memory forgotten since answers as done."""
+    existing = (store.find(session, tenant_id=tenant_id, memory_id=memory_id)
+                or store.written_by(session, tenant_id=tenant_id, write_id=memory_id))
+    if existing is None:
+        return None
+    if existing.state == MemoryState.forgotten:
+        return Written(None, created=True, forgotten_id=existing.id)
+    return Written(MemoryWritten(**store.view(session, existing).model_dump(),
+                                 effects=Effects()), created=True)
+
+
 def update(
     session: Session,
     *,
@@ -214,6 +225,27 @@ def revert(
     if version is None:
         raise InvalidReference(f"This memory has no version {seq}.")
     store.make_current(memory, version)
+    return _revised(session, memory)
+
+
+def promote(
+    session: Session, *, tenant_id: uuid.UUID, memory_id: uuid.UUID, if_match: str | None,
+    volatility: Volatility,
+) -> MemoryWritten:
+    """Make a working memory durable, so closing its session keeps it; If-Match optional.
+
+    Promoting it again to the class it already has changes nothing (a retry of a promote
+    without an Idempotency-Key finds it done)."""
+    memory = store.load(session, tenant_id=tenant_id, memory_id=memory_id, for_update=True)
+    if if_match is not None and memory.revision != expected_revision(if_match):
+        raise RevisionMismatch(memory.revision)
+    if memory.volatility == volatility.value:
+        return MemoryWritten(**store.view(session, memory).model_dump(), effects=Effects())
+    if memory.volatility != Volatility.working.value:
+        raise NotWorking(f"This memory is {memory.volatility}, not working.")
+    if memory.state == MemoryState.quarantined:
+        raise NotEditable("A quarantined memory is kept for audit; it cannot be edited.")
+    store.promote(memory, volatility.value)
     return _revised(session, memory)
 
 

@@ -53,7 +53,7 @@ LIVE = [state.value for state in LIVE_STATES]
 PUBLIC_COLUMNS = (
     "m.id, m.subject, v.text, m.revision, v.id AS version_id, v.seq AS version_seq, m.state, "
     "m.volatility, m.key, m.source, m.depends_on, m.metadata, m.superseded_by, m.flags, "
-    "m.created_at, m.updated_at, m.last_validated_at, m.observed_at"
+    "m.created_at, m.updated_at, m.last_validated_at, m.observed_at, m.session"
 )
 _VIEWS = sql(
     f"SELECT {PUBLIC_COLUMNS} FROM memory m JOIN memory_version v ON v.id = m.current_version_id"
@@ -70,7 +70,7 @@ def public(row: Mapping[Any, Any]) -> MemoryPublic:
         source=row["source"], depends_on=row["depends_on"], metadata=row["metadata"],
         superseded_by=row["superseded_by"], flags=row["flags"], created_at=row["created_at"],
         updated_at=row["updated_at"], last_validated_at=row["last_validated_at"],
-        observed_at=row["observed_at"],
+        observed_at=row["observed_at"], session=row["session"],
     )
 
 
@@ -196,6 +196,16 @@ def lock(
         select(Memory).where(Memory.tenant_id == tenant_id, col(Memory.id).in_(wanted))
     )).all()
     return {memory.id: memory for memory in rows}
+
+
+def lock_session(
+    session: Session, *, tenant_id: uuid.UUID, name: str
+) -> Sequence[Memory]:
+    """The memories an agent run wrote that are not forgotten, locked."""
+    return session.exec(_locking(
+        select(Memory).where(Memory.tenant_id == tenant_id, Memory.session == name,
+                             col(Memory.state) != MemoryState.forgotten.value)
+    )).all()
 
 
 def lock_overdue(
@@ -338,7 +348,7 @@ def insert(
     memory = Memory(
         id=memory_id, tenant_id=tenant_id, subject=body.subject, key=body.key,
         volatility=body.volatility.value, source=body.source, depends_on=dict(body.depends_on),
-        meta=dict(body.metadata),
+        meta=dict(body.metadata), session=body.session,
     )
     # Unless the write says when it was said, it was said when written.
     memory.observed_at = body.observed_at or memory.created_at
@@ -382,6 +392,13 @@ def restate(memory: Memory, body: MemoryCreate) -> None:
         memory.meta = dict(body.metadata)
     if body.observed_at is not None:
         memory.observed_at = body.observed_at
+    if "session" in given:
+        memory.session = body.session
+
+
+def promote(memory: Memory, volatility: str) -> None:
+    """A working memory made durable: it takes a durable class and stays past its session."""
+    memory.volatility = volatility
 
 
 def patch(memory: Memory, changes: MemoryPatch) -> None:

@@ -23,7 +23,7 @@ from app.core import db
 from app.memories import store as memories
 from app.memories.models import MemoryState
 from app.memories.schemas import MemoryPublic
-from app.recall import bm25_lists, candidates, ranking, retractions, small_subjects
+from app.recall import bm25_lists, candidates, ranking, retractions, small_subjects, working
 from app.recall.schemas import (
     RecallMode,
     RecallRequest,
@@ -72,7 +72,8 @@ def recall(
         if beside is not None:
             found = candidates.Lists(vector=beside.result(), keyword=early.keyword)
             with db.read_pipeline(tenant_id) as conn:
-                return results(conn, request=request, found=found, retracted=early.retractions)
+                return results(conn, request=request, found=found, retracted=early.retractions,
+                               clock=early.clock)
         vector = embedding.result()
         # A subject whose size was read is one whose vector list the database sends.
         with db.read_pipeline(tenant_id, settings=None if early.size is None
@@ -120,7 +121,8 @@ def _finish(
     """Rank the subject's vectors read beforehand, or send the vector list and await it; then
     load the results."""
     found = _lists(conn, request, lexical, embedding)
-    return results(conn, request=request, found=found, retracted=lexical.retractions)
+    return results(conn, request=request, found=found, retracted=lexical.retractions,
+                   clock=lexical.clock)
 
 
 def _lists(
@@ -164,6 +166,7 @@ class Lexical:
 
     keyword: list[tuple[uuid.UUID, float]] | None  # None: not asked (vector mode)
     retractions: list[RetractionPublic]
+    clock: working.Clock
     size: candidates.SubjectSize | None  # None: not read (keyword mode, or a small subject)
     rows: small_subjects.SubjectRows | None  # a small subject, to rank here; else None
 
@@ -174,6 +177,7 @@ class PendingLexical:
     list maybe still being read."""
 
     retractions: psycopg.Cursor[Any]
+    settings: psycopg.Cursor[Any]
     size: candidates.SubjectSize | None
     rows: small_subjects.SubjectRows | None
     keyword: candidates.PendingLists | list[tuple[uuid.UUID, float]] | None
@@ -189,7 +193,7 @@ class PendingLexical:
                                  memory_count=row["memory_count"])
                 for row in self.retractions.fetchall()
             ],
-            size=self.size, rows=self.rows)
+            clock=working.clock(self.settings), size=self.size, rows=self.rows)
 
 
 def _send_lexical(
@@ -202,6 +206,7 @@ def _send_lexical(
     embeds (a small subject's recall never counts it)."""
     states = states_for(request)
     retracted = retractions.recent(conn, tenant_id=tenant_id, subject=request.subject)
+    settings = working.send(conn, tenant_id=tenant_id)
     rows = size = None
     if request.mode is not RecallMode.keyword:
         rows = small_subjects.send(conn, subject=request.subject, states=states,
@@ -214,14 +219,16 @@ def _send_lexical(
         keyword = (rows.keyword(n) if rows is not None else
                    bm25_lists.send(conn, subject=request.subject, states=states, n=n,
                                    query=request.query))
-    return PendingLexical(retractions=retracted, size=size, rows=rows, keyword=keyword)
+    return PendingLexical(retractions=retracted, settings=settings, size=size, rows=rows,
+                          keyword=keyword)
 
 
 def results(
     conn: psycopg.Connection[Any], *, request: RecallRequest, found: candidates.Lists,
-    retracted: list[RetractionPublic],
+    retracted: list[RetractionPublic], clock: working.Clock,
 ) -> RecallResponse:
-    """The fused candidates still recallable, with their history, and the retractions."""
+    """The fused candidates still recallable, with their history, and the retractions; a
+    working memory past its tenant's multiple of half-lives is not recallable."""
     states = states_for(request)
     fused = ranking.fuse(found.vector, found.keyword)
     answer: list[RecallResult] = []
@@ -234,9 +241,10 @@ def results(
         views, history = _load(conn, [memory_id for memory_id, _ in batch], states)
         answer += [
             RecallResult(memory=views[memory_id], score=ranking.shown(score),
-                         flags=_flags(views[memory_id]), history=history.get(memory_id, []))
+                         flags=_flags(views[memory_id], clock),
+                         history=history.get(memory_id, []))
             for memory_id, score in batch
-            if memory_id in views
+            if memory_id in views and not clock.omitted(views[memory_id])
         ]
     return RecallResponse(results=ranking.order(answer)[: request.limit],
                           retractions=retracted)
@@ -276,8 +284,10 @@ def _load(
     return views, history
 
 
-def _flags(memory: MemoryPublic) -> list[str]:
+def _flags(memory: MemoryPublic, clock: working.Clock) -> list[str]:
     flags = list(memory.flags)
     if memory.state is MemoryState.suspect and "suspect" not in flags:
         flags.insert(0, "suspect")
+    if clock.stale(memory) and working.FLAG not in flags:
+        flags.append(working.FLAG)
     return flags

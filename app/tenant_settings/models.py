@@ -33,6 +33,9 @@ class TenantSettings(SQLModel, table=True):
         default_factory=dict, sa_column=Column(JSONB, nullable=False, server_default="{}"))
     console: dict[str, Any] = Field(
         default_factory=dict, sa_column=Column(JSONB, nullable=False, server_default="{}"))
+    # Migration 0024: an empty object reads as the default working-memory settings.
+    working: dict[str, Any] = Field(
+        default_factory=dict, sa_column=Column(JSONB, nullable=False, server_default="{}"))
     detect_forget_requests: bool = Field(
         default=False, sa_column=Column(Boolean, nullable=False, server_default="false")
     )

@@ -15,6 +15,24 @@ class HalfLives(StrictModel):
     preferential: float = Field(180.0, gt=0, le=36500)
     procedural: float = Field(90.0, gt=0, le=36500)
     situational: float = Field(7.0, gt=0, le=36500)
+    working_seconds: float = Field(
+        900.0, gt=0, le=31_536_000,
+        description="Half-life of `working` memories (an agent's scratch), in seconds.",
+    )
+
+    def seconds(self, volatility: str) -> float:
+        """The half-life of a volatility class in seconds: the one reading of these fields."""
+        if volatility == "working":
+            return self.working_seconds
+        return float(getattr(self, volatility)) * 86_400.0
+
+
+class Working(StrictModel):
+    max_half_lives: float = Field(
+        4.0, gt=0, le=1000,
+        description="Recall flags a working memory `stale` past one half-life and omits it "
+        "past this many.",
+    )
 
 
 class Retention(StrictModel):
@@ -120,6 +138,7 @@ class Console(StrictModel):
 class SettingsPublic(PublicModel):
     half_lives: HalfLives
     retention: Retention
+    working: Working
     detect_forget_requests: bool
     supersession: Supersession
     forget: ForgetCascade
@@ -134,6 +153,11 @@ class HalfLivesPatch(StrictModel):
     preferential: float | None = Field(None, gt=0, le=36500)
     procedural: float | None = Field(None, gt=0, le=36500)
     situational: float | None = Field(None, gt=0, le=36500)
+    working_seconds: float | None = Field(None, gt=0, le=31_536_000)
+
+
+class WorkingPatch(StrictModel):
+    max_half_lives: float | None = Field(None, gt=0, le=1000)
 
 
 class RetentionPatch(StrictModel):
@@ -180,6 +204,7 @@ class SettingsPatch(StrictModel):
 
     half_lives: HalfLivesPatch | None = None
     retention: RetentionPatch | None = None
+    working: WorkingPatch | None = None
     detect_forget_requests: bool | None = None
     supersession: SupersessionPatch | None = None
     forget: ForgetCascadePatch | None = None

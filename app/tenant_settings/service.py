@@ -23,6 +23,7 @@ from app.tenant_settings.schemas import (
     SettingsPatch,
     SettingsPublic,
     Supersession,
+    Working,
 )
 
 
@@ -35,6 +36,7 @@ def create_defaults(session: Session, *, tenant_id: uuid.UUID) -> TenantSettings
         tenant_id=tenant_id,
         half_lives=HalfLives().model_dump(),
         retention=Retention().model_dump(),
+        working=Working().model_dump(),
         supersession=Supersession().model_dump(),
         detect_forget_requests=False,
         forget=ForgetCascade().model_dump(),
@@ -74,6 +76,7 @@ def update(
         ) from None
     row.half_lives = updated.half_lives.model_dump()
     row.retention = updated.retention.model_dump()
+    row.working = updated.working.model_dump()
     row.supersession = updated.supersession.model_dump()
     row.detect_forget_requests = updated.detect_forget_requests
     row.forget = updated.forget.model_dump()
@@ -113,6 +116,7 @@ def _public(row: TenantSettings) -> SettingsPublic:
     return SettingsPublic(
         half_lives=HalfLives.model_validate(row.half_lives),
         retention=Retention.model_validate(row.retention),
+        working=Working.model_validate(row.working),
         supersession=Supersession.model_validate(row.supersession),
         detect_forget_requests=row.detect_forget_requests,
         # An empty object (a row from before these settings) reads as the defaults.

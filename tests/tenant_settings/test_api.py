@@ -6,7 +6,8 @@ from typing import Any
 def test_defaults(client: Any, tenant: dict[str, Any]) -> None:
     body = client.get("/v1/settings", headers=tenant["app"]).json()
     assert body["half_lives"] == {"structural": 365, "preferential": 180, "procedural": 90,
-                                  "situational": 7}
+                                  "situational": 7, "working_seconds": 900}
+    assert body["working"] == {"max_half_lives": 4}
     assert body["detect_forget_requests"] is False
     assert body["retention"]["deprecated_days"] > 0
 

@@ -1,0 +1,33 @@
+"""`POST /v1/sessions/{session}/close`: end an agent run, evicting its working memories."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Path
+
+from app.api import route
+from app.api.deps import AppWriter, SessionDep
+from app.audit import service as audit
+from app.core.errors import COMMON_PROBLEMS, problem_responses
+from app.forgetting import sessions
+from app.forgetting.schemas import HeldMemory, SessionClosed
+
+router = APIRouter(
+    tags=["sessions"], route_class=route.LetheRoute, responses=problem_responses(*COMMON_PROBLEMS)
+)
+# `session` in the path, as API.md names it; `name` here, beside the database session.
+SessionName = Annotated[str, Path(alias="session", min_length=1, max_length=255,
+                                  pattern=r"^[^\x00]*$",
+                                  description="The agent run, as memories name it.")]
+
+
+@router.post("/v1/sessions/{session}/close")
+def close_session(name: SessionName, principal: AppWriter, session: SessionDep) -> SessionClosed:
+    """Close an agent run: its working memories are forgotten unless promoted or held."""
+    closed = sessions.close(session, tenant_id=principal.tenant_id, name=name,
+                            actor=audit.actor_for(principal))
+    return SessionClosed(
+        session=closed.session, evicted=closed.evicted, kept=closed.kept,
+        held=[HeldMemory(memory_id=memory_id, hold_id=hold_id)
+              for memory_id, hold_id in sorted(closed.held.items())])
