@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
+from urllib.parse import quote
 
 import httpx
 from mcp.server.mcpserver import MCPServer
@@ -26,9 +27,10 @@ INSTRUCTIONS = (
     "themselves, one fact per call, in their words. When a user corrects a fact, `correct` "
     "the memory recall returned; when they ask you to forget something, call `forget_about` "
     "with their description of it (or `forget` with a memory's ID). Forgotten facts do not "
-    "come back: never re-remember them from the conversation."
+    "come back: never re-remember them from the conversation. Scratch notes for the task at "
+    "hand are `working` memories of your run's `session`; `close_session` when it ends."
 )
-Volatility = Literal["structural", "preferential", "procedural", "situational"]
+Volatility = Literal["structural", "preferential", "procedural", "situational", "working"]
 
 
 @dataclass(frozen=True)
@@ -90,7 +92,8 @@ def _problem(response: httpx.Response) -> str:
 
 def _memory(memory: dict[str, Any]) -> dict[str, Any]:
     """What an agent needs of a Memory object."""
-    return {key: memory.get(key) for key in ("id", "subject", "text", "state", "flags")}
+    return {key: memory.get(key)
+            for key in ("id", "subject", "text", "state", "flags", "volatility", "session")}
 
 
 SubjectArg = Annotated[str | None, Field(
@@ -111,12 +114,18 @@ def build(config: Config) -> MCPServer:
         volatility: Annotated[Volatility, Field(
             description="How long it stays true: `structural` (identity, home), "
             "`preferential` (tastes; the default), `procedural` (how they like things "
-            "done), `situational` (this week's plans).")] = "preferential",
+            "done), `situational` (this week's plans), `working` (scratch for this run only: "
+            "give `session`).")] = "preferential",
+        session: Annotated[str | None, Field(
+            description="Your current run or conversation ID. `close_session` with it "
+            "forgets the run's `working` memories.")] = None,
     ) -> dict[str, Any]:
         """Store a durable fact about a user. Contradicted older facts are flagged by Lethe;
         a text that asks to forget something is handled as a forget instead."""
-        answer = (await lethe.call("POST", "/v1/memories", body={
-            "subject": lethe.subject(subject), "text": text, "volatility": volatility})).json()
+        body = {"subject": lethe.subject(subject), "text": text, "volatility": volatility}
+        if session is not None:
+            body["session"] = session
+        answer = (await lethe.call("POST", "/v1/memories", body=body)).json()
         if answer.get("stored") is False:
             return {"stored": False, "forgot": answer["effects"]["retraction"]}
         return {"stored": True, "memory": _memory(answer),
@@ -170,6 +179,17 @@ def build(config: Config) -> MCPServer:
         answer = (await lethe.call("POST", "/v1/forget", body={
             "subject": lethe.subject(subject), "about": description})).json()
         return {key: answer.get(key) for key in ("forgotten", "struck", "unresolved")}
+
+    @server.tool()
+    async def close_session(
+        session: Annotated[str, Field(description="The run or conversation ID you gave "
+                                      "`remember`.")],
+    ) -> dict[str, Any]:
+        """End a run: its `working` memories are forgotten, everything else it stored stays.
+        Call it when the task or conversation is over."""
+        answer = (await lethe.call("POST", f"/v1/sessions/{quote(session, safe='')}/close")
+                  ).json()
+        return {key: answer.get(key) for key in ("session", "evicted", "kept")}
 
     return server
 

@@ -215,7 +215,8 @@ def test_requests_without_a_usable_identifier_are_refused(
 ) -> None:
     nobody = {"messages": [{"role": "user", "content": "I like tea."}]}
     assert _add(client, tenant, nobody).status_code == 422
-    run = _add(client, tenant, {**nobody, "user_id": "alice", "run_id": "run-1"})
+    # A run alone names no subject: Lethe keeps memories by whom they are about.
+    run = _add(client, tenant, {**nobody, "run_id": "run-1"})
     assert run.status_code == 422 and "run_id" in run.text
     assert client.get(f"{BASE}/memories", headers=tenant["app"]).status_code == 422
     assert client.get("/v1/memories?subject=alice", headers=tenant["app"]).json()["data"] == []
@@ -241,3 +242,29 @@ def test_replayed_add_keeps_ids_and_no_texts(
         "SELECT response_body::text FROM operation WHERE idempotency_key = 'mem0-add-1'"
     ).fetchone()[0]
     assert "Lisbon" not in stored
+
+
+def test_a_run_is_a_session_of_working_memories_and_deleting_it_closes_it(
+    client: Any, tenant: dict[str, Any], owner_conn: Any
+) -> None:
+    [durable, _] = _add(client, tenant).json()["results"]
+    [scratch] = _add(client, tenant, {"user_id": "alice", "run_id": "run-7", "messages": [
+        {"role": "user", "content": "For this trip I am booking a hotel in Rome."}]}
+    ).json()["results"]
+    native = client.get(f"/v1/memories/{scratch['id']}", headers=tenant["app"]).json()
+    assert native["session"] == "run-7" and native["volatility"] == "working"
+    run = client.get(f"{BASE}/memories", params={"user_id": "alice", "run_id": "run-7"},
+                     headers=tenant["app"]).json()["results"]
+    assert [(i["id"], i["run_id"]) for i in run] == [(scratch["id"], "run-7")]
+    found = client.post(f"{BASE}/search", json={"query": "hotel", "user_id": "alice",
+                                               "run_id": "run-7"}, headers=tenant["app"])
+    assert [r["id"] for r in found.json()["results"]] == [scratch["id"]]
+    closed = client.delete(f"{BASE}/memories", params={"user_id": "alice", "run_id": "run-7"},
+                           headers=tenant["app"])
+    assert closed.status_code == 200, closed.text
+    assert closed.json()["session"]["evicted"] == [scratch["id"]]
+    left = client.get(f"{BASE}/memories", params={"user_id": "alice"},
+                      headers=tenant["app"]).json()["results"]
+    assert scratch["id"] not in {i["id"] for i in left} and durable["id"] in {
+        i["id"] for i in left}
+    assert "hotel in Rome" not in database_text(owner_conn)

@@ -21,7 +21,7 @@ from mcp.client.streamable_http import streamable_http_client
 from tests.mcp.processes import REPO, free_port, stop, wait_until
 
 SUBJECT = "user:mcp"
-TOOLS = {"remember", "recall", "correct", "forget", "forget_about"}
+TOOLS = {"remember", "recall", "correct", "forget", "forget_about", "close_session"}
 
 
 def _command(*extra: str) -> list[str]:
@@ -65,8 +65,8 @@ async def _http(url: str) -> AsyncIterator[ClientSession]:
         yield session
 
 
-async def _call(session: ClientSession, tool: str, **arguments: Any) -> Any:
-    result = await session.call_tool(tool, arguments)
+async def _call(client: ClientSession, tool: str, **arguments: Any) -> Any:
+    result = await client.call_tool(tool, arguments)
     assert not result.is_error, result.content
     return result.structured_content or json.loads(result.content[0].text)  # type: ignore[union-attr]
 
@@ -128,5 +128,23 @@ def test_forget_about_forgets_by_description(lethe_url: str, app_key: str) -> No
             found = await _call(session, "recall", query="sneakers or work")
             assert [r["id"] for r in found["results"]] == [kept["memory"]["id"]]
             assert found["retractions"] == ["that I collect sneakers"]
+
+    anyio.run(scenario)
+
+
+@pytest.mark.slow
+def test_close_session_forgets_the_runs_working_memories(lethe_url: str, app_key: str) -> None:
+    async def scenario() -> None:
+        async with _stdio(lethe_url, app_key) as session:
+            scratch = await _call(session, "remember", text="I am comparing flights to Rome.",
+                                  volatility="working", session="run-42")
+            durable = await _call(session, "remember", text="I prefer aisle seats.",
+                                  session="run-42")
+            assert scratch["memory"]["session"] == "run-42"
+            closed = await _call(session, "close_session", session="run-42")
+            assert closed["evicted"] == [scratch["memory"]["id"]]
+            assert closed["kept"] == [durable["memory"]["id"]]
+            found = await _call(session, "recall", query="flights or seats")
+            assert [r["id"] for r in found["results"]] == [durable["memory"]["id"]]
 
     anyio.run(scenario)

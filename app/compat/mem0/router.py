@@ -24,6 +24,7 @@ from app.compat.mem0.schemas import (
     Mem0Memory,
     Mem0MemoryList,
     Mem0Notice,
+    Mem0RunClosed,
     Mem0Scope,
     Mem0Search,
     Mem0SearchResults,
@@ -124,14 +125,21 @@ def delete_memory(memory_id: uuid.UUID, principal: AppWriter, session: SessionDe
 
 
 @router.delete("/memories", status_code=status.HTTP_202_ACCEPTED, responses={
-    200: {"model": Mem0ErasureRequested,
-          "description": "An erasure of this subject is open already: that one."}})
+    200: {"model": Mem0ErasureRequested | Mem0RunClosed,
+          "description": "With `run_id`: the run closed (`Mem0RunClosed`). Otherwise an "
+          "erasure of this subject was open already: that one."}})
 def delete_all_memories(query: Annotated[Mem0Scope, Query()], principal: AppWriter,
                         session: SessionDep, request_id: ErasureId, response: Response
-                        ) -> Mem0ErasureRequested:
-    """File an erasure request for the user (mem0 `delete_all`); poll it at `Location`."""
+                        ) -> Mem0ErasureRequested | Mem0RunClosed:
+    """mem0 `delete_all`: with `run_id`, close that agent run (its working memories go);
+    otherwise file an erasure request for the user, to poll at `Location`."""
+    actor = audit.actor_for(principal)
+    if query.run_id is not None:
+        response.status_code = status.HTTP_200_OK
+        return service.close_run(session, tenant_id=principal.tenant_id, scope=query,
+                                 actor=actor)
     answer, created = service.delete_all(
-        session, tenant_id=principal.tenant_id, scope=query, actor=audit.actor_for(principal),
+        session, tenant_id=principal.tenant_id, scope=query, actor=actor,
         request_id=request_id)
     if not created:
         response.status_code = status.HTTP_200_OK

@@ -13,10 +13,11 @@ import uuid
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from app.core.schemas import CleanStr, JsonInt, NonBlank
 from app.erasure.schemas import ErasureFiled
+from app.forgetting.schemas import SessionClosed
 from app.memories.schemas import TEXT_MAX, ClosedMetadata
 
 # A subject is at most 255 characters; an agent's subject carries a 6-character prefix.
@@ -34,16 +35,7 @@ class Mem0Message(Mem0Body):
     content: CleanStr = Field(max_length=TEXT_MAX, description="The message text.")
 
 
-def _no_run(value: Any) -> None:
-    if value is not None:
-        # Lethe has no sessions yet to map a run to; dropping it silently would widen what a
-        # later read or delete of "this run" reaches.
-        raise ValueError("run_id is not supported yet: send user_id or agent_id")
-    return None
-
-
 IDENTIFIERS = ("user_id", "agent_id", "run_id")
-NO_RUN_ID = "Not supported yet: a request naming one is refused (422)."
 # Said in the schema too: at least one of the two names whom the request is about.
 ONE_IDENTIFIER: dict[str, Any] = {"anyOf": [
     {"required": ["user_id"], "properties": {"user_id": {"type": "string"}}},
@@ -61,12 +53,16 @@ class Mem0Scope(Mem0Body):
     agent_id: Identifier | None = Field(
         None, description="Alone: the subject `agent:<agent_id>`; beside `user_id`: kept with "
         "each memory and used as a filter.")
-    run_id: Annotated[None, BeforeValidator(_no_run)] = Field(None, description=NO_RUN_ID)
+    run_id: Identifier | None = Field(
+        None, description="An agent run: the session of what is stored (as `working` "
+        "memories), a filter on reads; with `user_id` or `agent_id`, never alone.")
 
     @model_validator(mode="after")
     def _named(self) -> Mem0Scope:
         if self.user_id is None and self.agent_id is None:
-            raise ValueError("At least one identifier (user_id or agent_id) is required.")
+            # A run is not whom a memory is about: Lethe keeps memories by subject.
+            raise ValueError("At least one identifier (user_id or agent_id) is required; "
+                             "run_id narrows it to an agent run.")
         return self
 
 
@@ -150,6 +146,12 @@ class Mem0History(BaseModel):
 
 class Mem0Notice(BaseModel):
     message: str
+
+
+class Mem0RunClosed(BaseModel):
+    message: str
+    session: SessionClosed = Field(description="What closing the run did, as "
+                                   "`POST /v1/sessions/{session}/close` answers it.")
 
 
 class Mem0ErasureRequested(BaseModel):

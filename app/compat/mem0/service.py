@@ -15,6 +15,7 @@ from app.compat.mem0.schemas import (
     Mem0ErasureRequested,
     Mem0Event,
     Mem0Memory,
+    Mem0RunClosed,
     Mem0Scope,
     Mem0Scored,
     Mem0Search,
@@ -24,7 +25,7 @@ from app.core.errors import InvalidRequest
 from app.embeddings.runtime import embed_soon
 from app.erasure import service as erasure
 from app.erasure.schemas import ErasureRequestCreate
-from app.forgetting import forget_requests
+from app.forgetting import forget_requests, sessions
 from app.forgetting.forget import forget_this
 from app.memories import queries
 from app.memories import service as memories
@@ -73,7 +74,6 @@ def add(
 def list_memories(session: Session, *, tenant_id: uuid.UUID, scope: Mem0Scope, limit: int
                   ) -> list[Mem0Memory]:
     """The scope's live memories, oldest first, at most ``limit``."""
-    agent = translate.agent_filter(scope)
     filters = queries.Filters(subject=translate.subject_of(scope))
     found: list[Mem0Memory] = []
     cursor: str | None = None
@@ -82,7 +82,7 @@ def list_memories(session: Session, *, tenant_id: uuid.UUID, scope: Mem0Scope, l
                             cursor=cursor)
         found += [translate.item(memory) for memory in page.data
                   if memory.state in LIVE_STATES
-                  and translate.matches(memory, agent=agent, filters={})]
+                  and translate.matches(memory, scope=scope, filters={})]
         if page.next_cursor is None:
             break
         cursor = page.next_cursor
@@ -91,14 +91,13 @@ def list_memories(session: Session, *, tenant_id: uuid.UUID, scope: Mem0Scope, l
 
 def search(*, tenant_id: uuid.UUID, body: Mem0Search) -> list[Mem0Scored]:
     """Recall for the scope, narrowed by agent and metadata filters."""
-    agent = translate.agent_filter(body)
     filters = body.filters or {}
-    narrowed = agent is not None or bool(filters)
+    narrowed = translate.agent_filter(body) is not None or body.run_id is not None or bool(filters)
     limit = min(body.limit * FILTER_FACTOR, RECALL_MAX) if narrowed else body.limit
     request = RecallRequest(subject=translate.subject_of(body), query=body.query, limit=limit)
     answer = recall.recall(tenant_id, request, embed_soon(body.query))
     return [translate.scored(result.memory, result.score) for result in answer.results
-            if translate.matches(result.memory, agent=agent, filters=filters)][:body.limit]
+            if translate.matches(result.memory, scope=body, filters=filters)][:body.limit]
 
 
 def prepare_update(body: Mem0Update) -> memories.PreparedPatch:
@@ -123,6 +122,16 @@ def update(
 
 def delete(session: Session, *, tenant_id: uuid.UUID, memory_id: uuid.UUID, actor: str) -> None:
     forget_this(session, tenant_id=tenant_id, memory_id=memory_id, actor=actor)
+
+
+def close_run(session: Session, *, tenant_id: uuid.UUID, scope: Mem0Scope, actor: str
+              ) -> Mem0RunClosed:
+    """mem0's "delete a run's memories": the run closed, as `POST /v1/sessions/{session}/close`
+    closes it (its working memories evicted, promoted and held ones kept)."""
+    assert scope.run_id is not None
+    closed = sessions.close(session, tenant_id=tenant_id, name=scope.run_id, actor=actor)
+    return Mem0RunClosed(message="Run closed: its working memories are forgotten",
+                         session=sessions.public(closed))
 
 
 def delete_all(

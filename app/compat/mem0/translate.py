@@ -18,6 +18,7 @@ from app.compat.mem0.schemas import (
     Mem0Scope,
     Mem0Scored,
 )
+from app.memories.models import Volatility
 from app.memories.schemas import ForgetRequestHandled, MemoryPublic, VersionPublic
 from app.memories.schemas import MemoryCreate as LetheCreate
 
@@ -42,13 +43,17 @@ def agent_filter(scope: Mem0Scope) -> str | None:
 
 
 def writes(body: Mem0Add) -> list[LetheCreate]:
-    """One Lethe write per user message, no extraction: the text as the user said it."""
+    """One Lethe write per user message, no extraction: the text as the user said it. A run's
+    messages are the run's `working` memories (mem0's short-term memory): closing the run,
+    or deleting its memories, evicts them."""
     subject = subject_of(body)
     metadata = dict(body.metadata or {})
     agent = agent_filter(body)
     if agent is not None:
         metadata[AGENT_KEY] = agent
-    return [LetheCreate(subject=subject, text=message.content, metadata=metadata)
+    volatility = Volatility.working if body.run_id else Volatility.preferential
+    return [LetheCreate(subject=subject, text=message.content, metadata=metadata,
+                        session=body.run_id, volatility=volatility)
             for message in body.messages
             if message.role == STORED_ROLE and message.content.strip()]
 
@@ -77,7 +82,8 @@ def item(memory: MemoryPublic) -> Mem0Memory:
     return Mem0Memory(
         id=memory.id, memory=memory.text, hash=hashlib.md5(memory.text.encode()).hexdigest(),
         metadata=metadata or None, created_at=memory.created_at, updated_at=memory.updated_at,
-        user_id=user, agent_id=agent if isinstance(agent, str) else None, run_id=None,
+        user_id=user, agent_id=agent if isinstance(agent, str) else None,
+        run_id=memory.session,
     )
 
 
@@ -85,9 +91,13 @@ def scored(memory: MemoryPublic, score: float) -> Mem0Scored:
     return Mem0Scored(**item(memory).model_dump(), score=score)
 
 
-def matches(memory: MemoryPublic, *, agent: str | None, filters: Mapping[str, Any]) -> bool:
-    """A memory inside a request's agent and metadata filters (equality on each key)."""
+def matches(memory: MemoryPublic, *, scope: Mem0Scope, filters: Mapping[str, Any]) -> bool:
+    """A memory of the subject inside the request's agent, run and metadata filters
+    (equality on each metadata key)."""
+    agent = agent_filter(scope)
     if agent is not None and memory.metadata.get(AGENT_KEY) != agent:
+        return False
+    if scope.run_id is not None and memory.session != scope.run_id:
         return False
     return all(memory.metadata.get(key) == value for key, value in filters.items())
 
