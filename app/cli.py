@@ -53,9 +53,10 @@ def main(argv: list[str] | None = None) -> int:
                         "GET /v1/receipts/public-key; default: this data folder's key")
     mcp = sub.add_parser("mcp", help="serve Lethe's memory as MCP tools over its HTTP API "
                          "(LETHE_URL, LETHE_API_KEY)")
-    mcp.add_argument("--transport", choices=["stdio", "http"], default="stdio")
-    mcp.add_argument("--host", default="127.0.0.1")
-    mcp.add_argument("--port", type=int, default=8765)
+    mcp.add_argument("--transport", choices=["stdio", "http"], default="stdio",
+                     help="stdio (the client starts this command) or streamable HTTP at /mcp")
+    mcp.add_argument("--host", default="127.0.0.1", help="with --transport http")
+    mcp.add_argument("--port", type=int, default=8765, help="with --transport http")
     mcp.add_argument("--subject", default=None, help="scope every tool to this subject")
     args = parser.parse_args(argv)
 
