@@ -9,6 +9,7 @@ from fastapi import FastAPI
 from starlette.concurrency import run_in_threadpool
 
 from app.access.router import router as access_router
+from app.apidocs import router as apidocs
 from app.artifacts.router import router as artifacts_router
 from app.audit.router import router as audit_router
 from app.compat.mem0.router import router as mem0_router
@@ -65,9 +66,14 @@ def create_app() -> FastAPI:
         version="1.0.0",
         description=DESCRIPTION,
         openapi_url="/openapi.json",
+        # Served from the package by app/apidocs instead: FastAPI's pages load a CDN.
+        docs_url=None,
+        redoc_url=None,
         lifespan=lifespan,
     )
     errors.install(app)
+    app.include_router(apidocs.router)
+    app.mount(apidocs.ASSETS, apidocs.assets(), name="docs-assets")
     for router in (
         health_router,
         metrics_router,

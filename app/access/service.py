@@ -99,7 +99,7 @@ def download(session: Session, *, tenant_id: uuid.UUID, request_id: uuid.UUID,
     `AccessRequestNotFound` for an unknown, another tenant's or an expired request."""
     found = store.get(session, tenant_id=tenant_id, operation_id=request_id, now=now)
     if found is not None:
-        return _file(found.body)
+        return export_file(found.body)
     operation = operations.get(session, tenant_id=tenant_id, operation_id=request_id)
     if operation is None or operation.kind != KIND:
         raise AccessRequestNotFound()
@@ -109,5 +109,6 @@ def download(session: Session, *, tenant_id: uuid.UUID, request_id: uuid.UUID,
     raise ExportNotReady(str(operation.status))
 
 
-def _file(body: dict[str, Any]) -> bytes:
+def export_file(body: dict[str, Any]) -> bytes:
+    """The bytes of an export file: what the download and `lethe export` both give."""
     return json.dumps(body, ensure_ascii=False, indent=2, sort_keys=True).encode() + b"\n"
