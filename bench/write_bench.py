@@ -30,6 +30,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+import itertools
+
 import httpx
 
 from bench.common import create_tenant, live_api, percentile, use_data_dir
@@ -127,7 +129,7 @@ def _report(args: argparse.Namespace, facts: int, raw_s: float, import_s: float,
     print(f"| query embedding p50 / p95 ms | {embed50:.1f} / {percentile(embed_ms, 95):.1f} | |")
     print(f"| single write (c=1) p50 / p95 ms | {write50:.1f} / "
           f"{percentile(write_ms, 95):.1f} | |")
-    print(f"| single write p50 − query embedding p50, ms | {write50 - embed50:.1f} | "
+    print(f"| single write p50 - query embedding p50, ms | {write50 - embed50:.1f} | "
           f"≤ 10: {_yes(write50 - embed50 <= 10)} |")
     forget50 = percentile(forget_ms, 50)
     print(f"| forget (DELETE, c=1) p50 / p95 ms | {forget50:.1f} / "
@@ -161,7 +163,7 @@ def _profile(tenant_id: Any, count: int, users: int) -> None:
             with uow.unit_of_work(tenant_id) as session:
                 written = remember(session, tenant_id=tenant_id, prepared=prepared,
                                    actor="system:bench", memory_id=None)
-                ids.append(getattr(written, "memory").id)
+                ids.append(written.memory.id)
             yield
 
     def forgets() -> Iterator[None]:
@@ -195,7 +197,7 @@ def _profiled(name: str) -> Iterator[list[float]]:
     profile.enable()
     yield times
     profile.disable()
-    gaps = [(b - a) * 1000 for a, b in zip(times, times[1:], strict=False)]
+    gaps = [(b - a) * 1000 for a, b in itertools.pairwise(times)]
     print(f"\n{name}: p50 {percentile(gaps, 50):.1f} ms, p95 {percentile(gaps, 95):.1f} ms "
           "(in process, profiled)")
     pstats.Stats(profile).sort_stats("cumulative").print_stats(r"app/", 25)
