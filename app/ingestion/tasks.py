@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import logging
 import uuid
-from datetime import timedelta
 from typing import Any
 
 from celery import Task
@@ -19,17 +18,11 @@ from celery import Task
 from app.core import faults, uow
 from app.core.celery_app import celery_app
 from app.core.db import is_transient
-from app.core.jobs import enqueue_job
-from app.core.models import utcnow
 from app.ingestion import service
-from app.tenants import service as tenants
 
 log = logging.getLogger(__name__)
 
 MAX_RETRIES = 5
-# An operation pending this long without a touch has lost its message (a failed send after
-# commit, a broker that dropped an unacknowledged delivery): `requeue_stale` sends it again.
-STALE_AFTER = timedelta(minutes=10)
 
 
 class TransientError(Exception):
@@ -73,20 +66,3 @@ def _run(operation: uuid.UUID, tenant: uuid.UUID) -> bool:
         result = service.apply(session, tenant_id=tenant, operation_id=operation,
                                body=started.body, prepared=prepared)
     return result is not None
-
-
-@celery_app.task(name="ingestion.requeue_stale", acks_late=True)
-def requeue_stale() -> int:
-    """Send again every ingestion left pending too long (sending twice is harmless)."""
-    before = utcnow() - STALE_AFTER
-    tenant_ids = tenants.all_tenant_ids()
-    sent = 0
-    for tenant_id in tenant_ids:
-        with uow.unit_of_work(tenant_id) as session:
-            stale = service.stale(session, tenant_id=tenant_id, before=before)
-            for operation_id in stale:
-                enqueue_job(service.APPLY_TASK, operation_id, tenant_id)
-        sent += len(stale)
-    if sent:
-        log.warning("requeued %d stale ingestions", sent)
-    return sent
