@@ -52,11 +52,11 @@ def lethe_env(**values: str) -> dict[str, str]:
 
 
 def stop(process: subprocess.Popen[bytes], grace: float = 30.0) -> None:
-    """Stop a process this test started (its own process group: its pool children too)."""
+    """Stop a process this test started: SIGTERM to it (a worker then stops its own pool),
+    SIGKILL to its whole process group if it has not gone within ``grace`` seconds."""
     if process.poll() is not None:
         return
-    with suppress(ProcessLookupError):
-        os.killpg(process.pid, signal.SIGTERM)
+    process.terminate()
     try:
         process.wait(grace)
     except subprocess.TimeoutExpired:
