@@ -24,6 +24,9 @@ import httpx
 from tests.conftest import ADMIN_TOKEN
 
 PROBLEM = "application/problem+json"
+# The shared worker's webhook settings (tests/faults/conftest.py): one attempt's timeout and
+# the waits before each retry, short so a test sees a delivery fail for good in seconds.
+WEBHOOK_TIMEOUT, WEBHOOK_WAITS = 2.0, [3.0, 3.0]
 
 
 def free_port() -> int:
@@ -205,3 +208,11 @@ def assert_unavailable(response: httpx.Response) -> None:
     assert int(response.headers["retry-after"]) >= 1
     body = response.json()
     assert body["status"] == 503 and body["type"].endswith("/service-unavailable"), body
+
+
+def delivery_of(client: Any, tenant: dict[str, Any], hook_id: str) -> dict[str, Any]:
+    """The one delivery of the webhook ``hook_id``, as the API lists it."""
+    (logged,) = client.get(f"/v1/webhooks/{hook_id}/deliveries",
+                           headers=tenant["compliance"]).json()["data"]
+    assert isinstance(logged, dict)
+    return logged

@@ -87,7 +87,7 @@ def test_jobs_accepted_while_the_broker_is_down_run_once_it_is_back(
             redis.start()  # the same data folder: what was queued before the outage is kept
             sweeps = {"LETHE_REQUEUE_AFTER_SECONDS": "2", "LETHE_REQUEUE_INTERVAL_SECONDS": "2",
                       "LETHE_ERASURE_SWEEP_INTERVAL_SECONDS": "2"}
-            with worker({**env, **sweeps}, tmp_path / "worker.log", concurrency=2), \
+            with worker({**env, **sweeps}, tmp_path / "worker.log"), \
                     beat({**env, **sweeps}, tmp_path, "beat"):
                 for operation_id in (before, ingest, decay):
                     wait_until(lambda op=operation_id: client.get(

@@ -1,5 +1,5 @@
 """A webhook receiver that accepts the connection and never answers, beside a healthy one,
-through a real worker with one pool process.
+through the shared real worker (tests/faults/conftest.py).
 
 What must hold: each attempt on the hanging receiver ends within the configured timeout
 (`LETHE_WEBHOOKS_TIMEOUT_SECONDS`) and is recorded as a timeout; it is retried after the
@@ -16,17 +16,16 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from app.core.runtime import get_runtime
-from tests.faults.helpers import lethe_env, wait_until, worker
+from tests.faults.conftest import SharedWorker
+from tests.faults.helpers import WEBHOOK_TIMEOUT, WEBHOOK_WAITS, delivery_of, wait_until
 from tests.webhooks.helpers import receiver, register, remember, webhook_settings
 
 pytestmark = pytest.mark.slow
-TIMEOUT, WAITS = 2.0, [3.0, 3.0]
+TIMEOUT, WAITS = WEBHOOK_TIMEOUT, WEBHOOK_WAITS
 SLACK = 1.5  # scheduling on a busy machine
 DEADLINE = 90.0
 
@@ -70,39 +69,33 @@ def hanging_receiver() -> Iterator[Hanging]:
 
 
 def test_a_hanging_receiver_times_out_is_retried_and_blocks_nothing(
-    client: Any, tenant: dict[str, Any], tmp_path: Path
+    client: Any, tenant: dict[str, Any], shared_worker: SharedWorker
 ) -> None:
-    runtime = get_runtime()
-    settings = {"allow_private": "true", "timeout_seconds": str(TIMEOUT),
-                "retry_seconds": str(WAITS)}
-    with webhook_settings(**settings), hanging_receiver() as stuck, \
+    process, log = shared_worker.process, shared_worker.log
+    with webhook_settings(allow_private="true"), hanging_receiver() as stuck, \
             receiver(answers=[204]) as healthy:
         # Registered first, so its delivery is the first the worker takes.
         hung = register(client, tenant, stuck.url, ["memory.forgotten"])
         fine = register(client, tenant, healthy.url, ["memory.forgotten"])
         memory_id = remember(client, tenant, "Keeps a kayak in the garage.")
-        env = lethe_env(DATABASE_URL=runtime.owner_url, LETHE_APP_DATABASE_URL=runtime.app_url,
-                        CELERY_BROKER_URL=runtime.broker_url)
-        log = tmp_path / "worker.log"
-        with worker(env, log) as process:
-            assert client.delete(f"/v1/memories/{memory_id}",
-                                 headers=tenant["app"]).status_code == 204
-            wait_until(lambda: stuck.accepted, timeout=DEADLINE, what="no attempt hung",
-                       log=log)
-            # While the attempt hangs (holding its delivery row), the API is unaffected.
-            started = time.monotonic()
-            listed = client.get(f"/v1/webhooks/{hung['id']}/deliveries",
-                                headers=tenant["compliance"])
-            other = remember(client, tenant, "Rows on the river at dawn.", subject="user:2")
-            assert listed.status_code == 200 and other
-            assert time.monotonic() - started < TIMEOUT, "the API waited on the hanging attempt"
+        assert client.delete(f"/v1/memories/{memory_id}",
+                             headers=tenant["app"]).status_code == 204
+        wait_until(lambda: stuck.accepted, timeout=DEADLINE, what="no attempt hung",
+                   log=log)
+        # While the attempt hangs (holding its delivery row), the API is unaffected.
+        started = time.monotonic()
+        listed = client.get(f"/v1/webhooks/{hung['id']}/deliveries",
+                            headers=tenant["compliance"])
+        other = remember(client, tenant, "Rows on the river at dawn.", subject="user:2")
+        assert listed.status_code == 200 and other
+        assert time.monotonic() - started < TIMEOUT, "the API waited on the hanging attempt"
 
-            healthy.wait_for(1, timeout=DEADLINE)
-            arrived = time.monotonic()
-            final = wait_until(lambda: (d := _delivery(client, tenant, hung["id"]))["status"]
-                               == "failed" and d, timeout=DEADLINE,
-                               what="the hanging delivery did not end failed", log=log)
-            assert process.poll() is None, "the worker died"
+        healthy.wait_for(1, timeout=DEADLINE)
+        arrived = time.monotonic()
+        final = wait_until(lambda: (d := delivery_of(client, tenant, hung["id"]))["status"]
+                           == "failed" and d, timeout=DEADLINE,
+                           what="the hanging delivery did not end failed", log=log)
+        assert process.poll() is None, "the worker died"
     assert (final["attempts"], final["last_error"], final["last_status_code"]) == (
         len(WAITS) + 1, "timeout", None)
     assert len(stuck.accepted) == len(WAITS) + 1
@@ -112,12 +105,6 @@ def test_a_hanging_receiver_times_out_is_retried_and_blocks_nothing(
         assert stuck.accepted[index + 1] - stuck.accepted[index] >= wait, \
             "a retry came before its wait"
     assert arrived < stuck.accepted[1], "the healthy receiver waited for the hanging retries"
-    delivered = _delivery(client, tenant, fine["id"])
+    delivered = delivery_of(client, tenant, fine["id"])
     assert (delivered["status"], delivered["attempts"]) == ("delivered", 1)
 
-
-def _delivery(client: Any, tenant: dict[str, Any], hook_id: str) -> dict[str, Any]:
-    (logged,) = client.get(f"/v1/webhooks/{hook_id}/deliveries",
-                           headers=tenant["compliance"]).json()["data"]
-    assert isinstance(logged, dict)
-    return logged

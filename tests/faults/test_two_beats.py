@@ -1,6 +1,7 @@
 """Two beat processes at once (a second installation's beat started by mistake, or a
 failover that left the old one running), each sending decay and consolidation every 1.5 s
-to one worker with two pool processes, so duplicate runs overlap.
+to one worker with two pool processes (the shared one of tests/faults/conftest.py), so
+duplicate runs overlap.
 
 What must hold: nothing moves twice. Each overdue memory becomes suspect once (one audit
 transition, revision + 1), each near-duplicate is deprecated once into the newest, the audit
@@ -17,7 +18,8 @@ from typing import Any
 import pytest
 
 from app.core.runtime import get_runtime
-from tests.faults.helpers import beat, lethe_env, wait_until, worker
+from tests.faults.conftest import SharedWorker
+from tests.faults.helpers import beat, lethe_env, wait_until
 from tests.memories.helpers import created
 
 pytestmark = pytest.mark.slow
@@ -27,13 +29,19 @@ INTERVAL = "1.5"
 DEADLINE = 120.0
 
 
-def _succeeded(log: Path, task: str) -> int:
+def _succeeded(worker: SharedWorker, since: int, task: str) -> int:
     return len(re.findall(rf"Task {re.escape(task)}\[[0-9a-f-]+\] succeeded",
-                          log.read_text(errors="replace")))
+                          worker.output(since)))
+
+
+def _sent(folder: Path, beat_name: str) -> int:
+    return (folder / f"{beat_name}.log").read_text(errors="replace").count(
+        "Sending due task decay")
 
 
 def test_two_beats_at_once_move_nothing_twice(
-    client: Any, tenant: dict[str, Any], owner_conn: Any, tmp_path: Path
+    client: Any, tenant: dict[str, Any], owner_conn: Any, tmp_path: Path,
+    shared_worker: SharedWorker,
 ) -> None:
     trips = [created(client, tenant["app"], subject="user:trips",
                      text=f"Is visiting {city} this week.", volatility="situational")["id"]
@@ -49,17 +57,15 @@ def test_two_beats_at_once_move_nothing_twice(
     often = {f"LETHE_{name}_INTERVAL_SECONDS": INTERVAL for name in ("DECAY", "CONSOLIDATE")}
     env = lethe_env(DATABASE_URL=runtime.owner_url, LETHE_APP_DATABASE_URL=runtime.app_url,
                     CELERY_BROKER_URL=runtime.broker_url, **often)
-    log = tmp_path / "worker.log"
-    with worker(env, log, concurrency=2) as process, beat(env, tmp_path, "beat-1"), \
-            beat(env, tmp_path, "beat-2"):
-        wait_until(lambda: _succeeded(log, "forgetting.decay") >= 2 * TICKS
-                   and _succeeded(log, "forgetting.consolidate") >= 2 * TICKS,
+    process, log, since = shared_worker.process, shared_worker.log, shared_worker.mark()
+    with beat(env, tmp_path, "beat-1"), beat(env, tmp_path, "beat-2"):
+        # Both beats sent several ticks, and the worker ran as many runs as they sent.
+        wait_until(lambda: all(_sent(tmp_path, name) >= TICKS for name in ("beat-1", "beat-2"))
+                   and _succeeded(shared_worker, since, "forgetting.decay") >= 2 * TICKS
+                   and _succeeded(shared_worker, since, "forgetting.consolidate") >= 2 * TICKS,
                    timeout=DEADLINE, what="the beats' runs did not finish", log=log)
         assert process.poll() is None
-        output = log.read_text(errors="replace")  # what the runs logged, not the shutdown
-    for name in ("beat-1", "beat-2"):
-        sent = (tmp_path / f"{name}.log").read_text(errors="replace")
-        assert sent.count("Sending due task decay") >= TICKS, f"{name} did not send"
+        output = shared_worker.output(since)
 
     suspect = owner_conn.execute(
         "SELECT count(*), count(DISTINCT target_id) FROM audit_event"
