@@ -20,8 +20,8 @@ from app.idempotency import store as operations
 from app.idempotency.keys import Claim
 from app.idempotency.models import Operation, OperationStatus
 
-KIND = "access_request"
 EXPORT_TASK = "access.export"
+KIND = operations.job_kind("access_request", EXPORT_TASK)
 PATH = "/v1/access-requests"
 ACTOR = audit.system_actor("access")
 
@@ -36,7 +36,7 @@ def accept(
 ) -> Operation:
     """The queued request (its task sent after commit), audited without its subject."""
     operation = operations.accept_job(
-        session, KIND, {"subject": subject}, tenant_id=tenant_id, task=EXPORT_TASK,
+        session, KIND, {"subject": subject}, tenant_id=tenant_id,
         method="POST", path=PATH, claim=claim, api_key_id=api_key_id,
     )
     audit.record(session, tenant_id=tenant_id, actor=actor, action="access.requested",

@@ -67,8 +67,9 @@ def _configure(sender: Celery, **_: Any) -> None:
                           "schedule": settings.retention_interval_seconds},
             "vector-lists": {"task": "recall.vector_lists",
                              "schedule": settings.vector_lists_interval_seconds},
-            # Re-sends ingestions whose message was lost (a failed send after commit).
-            "requeue-stale-ingestions": {"task": "ingestion.requeue_stale", "schedule": 300.0},
+            # Re-sends accepted jobs whose message was lost (a failed send after commit).
+            "requeue-stale-jobs": {"task": "idempotency.requeue_stale_jobs",
+                                   "schedule": settings.requeue_interval_seconds},
             # Re-sends webhook retries whose delayed message was lost.
             "retry-webhooks": {"task": "webhooks.retry_due", "schedule": 60.0},
             # Settles erasures whose last artifact acknowledged, re-sends lost ones.

@@ -100,6 +100,16 @@ class Settings(BaseSettings):
         2000, ge=1, le=50_000,
         description="Memories an erasure tombstones per committed batch (its checkpoint).",
     )
+    requeue_after_seconds: float = Field(
+        300.0, gt=0,
+        description="How long an accepted job (ingestion, maintenance, access export, "
+        "invalidation) or erasure may stay pending untouched before beat sends its message "
+        "again: the send after its commit failed (the broker was down) or the broker lost it. "
+        "Sending twice is harmless.",
+    )
+    requeue_interval_seconds: float = Field(
+        60.0, gt=0, description="How often beat looks for accepted jobs whose message was lost.",
+    )
     erasure_sweep_interval_seconds: float = Field(
         60.0, gt=0, description="How often beat settles and re-sends erasures.",
     )
