@@ -13,6 +13,7 @@ import uuid
 from pathlib import Path
 from types import FrameType
 
+from app.core import task_metrics
 from app.core.config import get_settings
 from app.core.runtime import Runtime, get_runtime
 
@@ -69,6 +70,7 @@ def main(argv: list[str] | None = None) -> int:
     environment = child_environment(runtime)
     if args.command == "worker":
         command = worker_command(args.concurrency)
+        environment = worker_environment(runtime)
     elif args.command == "beat":
         command = beat_command()
     else:
@@ -191,6 +193,13 @@ def api_environment(runtime: Runtime) -> dict[str, str]:
             "LETHE_EMBEDDING_PROCESS": os.environ.get("LETHE_EMBEDDING_PROCESS", "true")}
 
 
+def worker_environment(runtime: Runtime) -> dict[str, str]:
+    """`child_environment`, with the folder where pool processes count task outcomes, emptied
+    (app/core/task_metrics.py)."""
+    return {**child_environment(runtime),
+            task_metrics.ENV: str(task_metrics.fresh_directory())}
+
+
 def api_command(host: str, port: int) -> list[str]:
     return [sys.executable, "-m", "uvicorn", "app.main:create_app", "--factory",
             "--host", host, "--port", str(port), "--no-access-log",
@@ -219,7 +228,7 @@ def serve_all(runtime: Runtime, host: str, port: int, concurrency: int) -> int:
     env = {**os.environ, **child_environment(runtime)}
     parts = {
         "api": (api_command(host, port), {**os.environ, **api_environment(runtime)}),
-        "worker": (worker_command(concurrency), env),
+        "worker": (worker_command(concurrency), {**os.environ, **worker_environment(runtime)}),
         "beat": (beat_command(), env),
     }
     # Own sessions: a terminal's Ctrl-C reaches only this supervisor, which stops the
