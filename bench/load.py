@@ -22,6 +22,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -53,7 +54,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="lethe-load-") as scratch:
         data_dir = args.data_dir or Path(scratch) / "data"
         port = free_port()
-        server = start_server(data_dir, port)
+        server_log = Path(scratch) / "serve.log"
+        server = start_server(data_dir, port, server_log)
         try:
             base = f"http://127.0.0.1:{port}"
             key = tenant_key(base, data_dir, server)
@@ -69,19 +71,22 @@ def main() -> None:
             lost, resurrected = read_back(base, key, acks)
         finally:
             stop_server(server)
+        causes = server_errors(server_log)
     report(acks, duration, args.rate, lost, resurrected)
+    for cause, count in causes.most_common(5):
+        print(f"server log: {count} times {cause}")
     if args.soak:
         report_rss(samples)
 
 
-def start_server(data_dir: Path, port: int) -> subprocess.Popen[str]:
+def start_server(data_dir: Path, port: int, log: Path) -> subprocess.Popen[str]:
     env = {name: value for name, value in os.environ.items()
            if not name.startswith("LETHE_") and name not in ("DATABASE_URL", "CELERY_BROKER_URL")}
     env.update({"LETHE_DATA_DIR": str(data_dir), "HF_HUB_OFFLINE": "1",
                 "TRANSFORMERS_OFFLINE": "1"})
     return subprocess.Popen([sys.executable, "-m", "app.cli", "serve", "--port", str(port)],
-                            cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, text=True)
+                            cwd=ROOT, env=env, stdout=log.open("w"),
+                            stderr=subprocess.STDOUT, text=True)
 
 
 def stop_server(server: subprocess.Popen[str]) -> None:
@@ -188,6 +193,20 @@ def slope_mb_per_minute(points: list[tuple[float, float]]) -> float:
     return float(statistics.linear_regression(xs, ys).slope) * 60
 
 
+def server_errors(log: Path) -> Counter[str]:
+    """The unhandled errors the API logged (what a 500 hid), by the traceback's last line."""
+    found: Counter[str] = Counter()
+    for line in log.read_text(errors="replace").splitlines():
+        if '"unhandled error"' not in line:
+            continue
+        try:
+            error = str(json.loads(line).get("error", ""))
+        except ValueError:
+            continue
+        found[error.strip().splitlines()[-1][:160] if error.strip() else "?"] += 1
+    return found
+
+
 def report(acks: dict[str, Any], duration: int, rate: int, lost: int, resurrected: int) -> None:
     timings = acks["timings"]
     errors = sum(failed for _, _, failed in timings)
@@ -201,6 +220,8 @@ def report(acks: dict[str, Any], duration: int, rate: int, lost: int, resurrecte
         if times:
             print(f"| {kind} | {len(times)} | {failed} | {percentile(times, 50):.0f} | "
                   f"{percentile(times, 95):.0f} | {percentile(times, 99):.0f} |")
+    for (kind, error), count in Counter(map(tuple, acks["errors"])).most_common(5):
+        print(f"errors: {count} {kind}: {error}")
     print(f"writes acknowledged: {len(acks['written'])}; lost: {lost}; "
           f"forgets: {len(acks['forgotten'])}; forgotten but readable: {resurrected}")
 

@@ -27,6 +27,8 @@ FORGOTTEN: list[str] = []
 SENT_FORGETS: list[str] = []
 # (kind, milliseconds, failed) of every request, for the driver's percentiles.
 TIMINGS: list[tuple[str, float, bool]] = []
+# (kind, what failed) of every failed request.
+ERRORS: list[tuple[str, str]] = []
 
 
 def _subject() -> str:
@@ -83,10 +85,12 @@ class Client(HttpUser):
 @events.request.add_listener
 def _timed(name: str, response_time: float, exception: Any = None, **_: Any) -> None:
     TIMINGS.append((name, response_time, exception is not None))
+    if exception is not None:
+        ERRORS.append((name, str(exception)[:120]))
 
 
 @events.quitting.add_listener
 def _write_acks(**_: Any) -> None:
     with open(os.environ["LOAD_ACKS"], "w") as out:
         json.dump({"written": WRITTEN, "forgotten": FORGOTTEN, "sent_forgets": SENT_FORGETS,
-                   "timings": TIMINGS}, out)
+                   "timings": TIMINGS, "errors": ERRORS}, out)
