@@ -9,15 +9,19 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from app.cli import worker_environment
+from app.core import task_metrics
 from app.core.celery_app import celery_app
+from app.core.config import get_settings
+from app.core.runtime import get_runtime
 
-pytestmark = pytest.mark.slow
 TASK = "idempotency.prune_operations"
 
 
@@ -46,6 +50,24 @@ def _wait_for(check: Callable[[], bool], worker: subprocess.Popen[bytes]) -> Non
     raise AssertionError("the outcomes never showed")
 
 
+def test_a_worker_counts_in_the_folder_the_api_reads_emptied_at_start(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+) -> None:
+    folder = tmp_path / "task-metrics"
+    folder.mkdir()
+    (folder / "counter_4242.db").write_bytes(b"left by a worker that is gone")
+    monkeypatch.setenv("LETHE_TASK_METRICS_DIR", str(folder))
+    get_settings.cache_clear()
+    try:
+        environment = worker_environment(get_runtime())
+        assert environment[task_metrics.ENV] == str(folder.resolve())
+        assert task_metrics.directory() == folder.resolve()
+        assert list(folder.iterdir()) == []
+    finally:
+        get_settings.cache_clear()
+
+
+@pytest.mark.slow
 def test_a_succeeded_and_a_failed_task_are_counted_by_name(
     client: Any, admin_headers: dict[str, str]
 ) -> None:
