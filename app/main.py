@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 from fastapi import FastAPI
 from starlette.concurrency import run_in_threadpool
 
 from app.access.router import router as access_router
+from app.api import openapi_links
 from app.apidocs import router as apidocs
 from app.artifacts.router import router as artifacts_router
 from app.audit.router import router as audit_router
@@ -103,6 +105,16 @@ def create_app() -> FastAPI:
         mem0_router,
     ):
         app.include_router(router)
+
+    built = app.openapi
+
+    def openapi_with_links() -> dict[str, Any]:
+        # FastAPI keeps the document it built; the links are added to that one, once.
+        if app.openapi_schema is None:
+            openapi_links.add(built())
+        return built()
+
+    app.openapi = openapi_with_links  # type: ignore[method-assign]
 
     from console.app import create_console
 

@@ -12,6 +12,7 @@ from typing import Annotated
 
 import typer
 
+from app.core import task_metrics
 from app.core.config import get_settings
 from app.core.runtime import Runtime, get_runtime
 
@@ -48,6 +49,13 @@ def api_environment(runtime: Runtime) -> dict[str, str]:
             "LETHE_EMBEDDING_PROCESS": os.environ.get("LETHE_EMBEDDING_PROCESS", "true")}
 
 
+def worker_environment(runtime: Runtime) -> dict[str, str]:
+    """`child_environment`, with the folder where pool processes count task outcomes, emptied
+    (app/core/task_metrics.py)."""
+    return {**child_environment(runtime),
+            task_metrics.ENV: str(task_metrics.fresh_directory())}
+
+
 def api_command(host: str, port: int) -> list[str]:
     return [sys.executable, "-m", "uvicorn", "app.main:create_app", "--factory",
             "--host", host, "--port", str(port), "--no-access-log",
@@ -76,7 +84,7 @@ def serve_all(runtime: Runtime, host: str, port: int, concurrency: int) -> int:
     env = {**os.environ, **child_environment(runtime)}
     parts = {
         "api": (api_command(host, port), {**os.environ, **api_environment(runtime)}),
-        "worker": (worker_command(concurrency), env),
+        "worker": (worker_command(concurrency), {**os.environ, **worker_environment(runtime)}),
         "beat": (beat_command(), env),
     }
     # Own sessions: a terminal's Ctrl-C reaches only this supervisor, which stops the
@@ -146,7 +154,7 @@ def register(cli: typer.Typer) -> None:
     @cli.command("worker")
     def worker(concurrency: Annotated[int, typer.Option()] = 2) -> int:
         """Run a Celery worker."""
-        return run_part(worker_command(concurrency), child_environment(get_runtime()))
+        return run_part(worker_command(concurrency), worker_environment(get_runtime()))
 
     @cli.command("beat")
     def beat() -> int:

@@ -12,8 +12,9 @@ from __future__ import annotations
 from typing import Any
 
 from celery import Celery
-from celery.signals import worker_process_init
+from celery.signals import worker_process_init, worker_ready
 
+from app.core import task_metrics
 from app.core.config import get_settings
 
 TASK_MODULES = [
@@ -93,6 +94,14 @@ def _own_broker_engine(**_: Any) -> None:
     for engine, _session in list(engines.values()):
         engine.dispose(close=False)
     engines.clear()
+
+
+@worker_ready.connect
+def _serve_task_metrics(**_: Any) -> None:
+    """For Prometheus to scrape a worker on another host than the API."""
+    port = get_settings().worker_metrics_port
+    if port:
+        task_metrics.serve(port)
 
 
 def _transport_options(broker_url: str) -> dict[str, Any]:
