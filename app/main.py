@@ -4,13 +4,17 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 from fastapi import FastAPI
 from starlette.concurrency import run_in_threadpool
 
 from app.access.router import router as access_router
+from app.api import openapi_links
+from app.apidocs import router as apidocs
 from app.artifacts.router import router as artifacts_router
 from app.audit.router import router as audit_router
+from app.compat.mem0.router import router as mem0_router
 from app.core import errors, logs
 from app.core.body_limit import BodyLimitMiddleware
 from app.core.config import get_settings
@@ -64,9 +68,14 @@ def create_app() -> FastAPI:
         version="1.0.0",
         description=DESCRIPTION,
         openapi_url="/openapi.json",
+        # Served from the package by app/apidocs instead: FastAPI's pages load a CDN.
+        docs_url=None,
+        redoc_url=None,
         lifespan=lifespan,
     )
     errors.install(app)
+    app.include_router(apidocs.router)
+    app.mount(apidocs.ASSETS, apidocs.assets(), name="docs-assets")
     for router in (
         health_router,
         metrics_router,
@@ -93,8 +102,19 @@ def create_app() -> FastAPI:
         receipts_router,
         artifacts_router,
         webhooks_router,
+        mem0_router,
     ):
         app.include_router(router)
+
+    built = app.openapi
+
+    def openapi_with_links() -> dict[str, Any]:
+        # FastAPI keeps the document it built; the links are added to that one, once.
+        if app.openapi_schema is None:
+            openapi_links.add(built())
+        return built()
+
+    app.openapi = openapi_with_links  # type: ignore[method-assign]
 
     from console.app import create_console
 

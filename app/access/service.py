@@ -20,8 +20,8 @@ from app.idempotency import store as operations
 from app.idempotency.keys import Claim
 from app.idempotency.models import Operation, OperationStatus
 
-KIND = "access_request"
 EXPORT_TASK = "access.export"
+KIND = operations.job_kind("access_request", EXPORT_TASK)
 PATH = "/v1/access-requests"
 ACTOR = audit.system_actor("access")
 
@@ -36,7 +36,7 @@ def accept(
 ) -> Operation:
     """The queued request (its task sent after commit), audited without its subject."""
     operation = operations.accept_job(
-        session, KIND, {"subject": subject}, tenant_id=tenant_id, task=EXPORT_TASK,
+        session, KIND, {"subject": subject}, tenant_id=tenant_id,
         method="POST", path=PATH, claim=claim, api_key_id=api_key_id,
     )
     audit.record(session, tenant_id=tenant_id, actor=actor, action="access.requested",
@@ -99,7 +99,7 @@ def download(session: Session, *, tenant_id: uuid.UUID, request_id: uuid.UUID,
     `AccessRequestNotFound` for an unknown, another tenant's or an expired request."""
     found = store.get(session, tenant_id=tenant_id, operation_id=request_id, now=now)
     if found is not None:
-        return _file(found.body)
+        return export_file(found.body)
     operation = operations.get(session, tenant_id=tenant_id, operation_id=request_id)
     if operation is None or operation.kind != KIND:
         raise AccessRequestNotFound()
@@ -109,5 +109,6 @@ def download(session: Session, *, tenant_id: uuid.UUID, request_id: uuid.UUID,
     raise ExportNotReady(str(operation.status))
 
 
-def _file(body: dict[str, Any]) -> bytes:
+def export_file(body: dict[str, Any]) -> bytes:
+    """The bytes of an export file: what the download and `lethe export` both give."""
     return json.dumps(body, ensure_ascii=False, indent=2, sort_keys=True).encode() + b"\n"

@@ -12,8 +12,9 @@ from __future__ import annotations
 from typing import Any
 
 from celery import Celery
-from celery.signals import worker_process_init
+from celery.signals import worker_process_init, worker_ready
 
+from app.core import task_metrics
 from app.core.config import get_settings
 
 TASK_MODULES = [
@@ -67,8 +68,9 @@ def _configure(sender: Celery, **_: Any) -> None:
                           "schedule": settings.retention_interval_seconds},
             "vector-lists": {"task": "recall.vector_lists",
                              "schedule": settings.vector_lists_interval_seconds},
-            # Re-sends ingestions whose message was lost (a failed send after commit).
-            "requeue-stale-ingestions": {"task": "ingestion.requeue_stale", "schedule": 300.0},
+            # Re-sends accepted jobs whose message was lost (a failed send after commit).
+            "requeue-stale-jobs": {"task": "idempotency.requeue_stale_jobs",
+                                   "schedule": settings.requeue_interval_seconds},
             # Re-sends webhook retries whose delayed message was lost.
             "retry-webhooks": {"task": "webhooks.retry_due", "schedule": 60.0},
             # Settles erasures whose last artifact acknowledged, re-sends lost ones.
@@ -92,6 +94,14 @@ def _own_broker_engine(**_: Any) -> None:
     for engine, _session in list(engines.values()):
         engine.dispose(close=False)
     engines.clear()
+
+
+@worker_ready.connect
+def _serve_task_metrics(**_: Any) -> None:
+    """For Prometheus to scrape a worker on another host than the API."""
+    port = get_settings().worker_metrics_port
+    if port:
+        task_metrics.serve(port)
 
 
 def _transport_options(broker_url: str) -> dict[str, Any]:

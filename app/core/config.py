@@ -53,6 +53,17 @@ class Settings(BaseSettings):
         validation_alias=AliasChoices("CELERY_BROKER_URL", "LETHE_CELERY_BROKER_URL"),
         description="Redis or RabbitMQ URL. Unset: kombu's SQLAlchemy transport on the database.",
     )
+    task_metrics_dir: Path | None = Field(
+        None,
+        description="Folder where worker processes count task outcomes (prometheus_client "
+        "multiprocess files), read by `/metrics` on the same host and by the worker's own "
+        "metrics port. Unset: `task-metrics` in the data folder.",
+    )
+    worker_metrics_port: int = Field(
+        0, ge=0, le=65535,
+        description="Port on which `lethe worker` serves its task outcomes for Prometheus, "
+        "for workers on another host than the API. 0: not served.",
+    )
     admin_token: str | None = Field(
         None,
         description="Bearer token allowed to create tenants. Unset in embedded mode: "
@@ -99,6 +110,16 @@ class Settings(BaseSettings):
     erasure_batch_size: int = Field(
         2000, ge=1, le=50_000,
         description="Memories an erasure tombstones per committed batch (its checkpoint).",
+    )
+    requeue_after_seconds: float = Field(
+        300.0, gt=0,
+        description="How long an accepted job (ingestion, maintenance, access export, "
+        "invalidation) or erasure may stay pending untouched before beat sends its message "
+        "again: the send after its commit failed (the broker was down) or the broker lost it. "
+        "Sending twice is harmless.",
+    )
+    requeue_interval_seconds: float = Field(
+        60.0, gt=0, description="How often beat looks for accepted jobs whose message was lost.",
     )
     erasure_sweep_interval_seconds: float = Field(
         60.0, gt=0, description="How often beat settles and re-sends erasures.",

@@ -161,7 +161,13 @@ def dispose_engines() -> None:
 
 
 def is_transient(exc: BaseException) -> bool:
-    """A database error that a later attempt may not meet (connection lost, deadlock…)."""
+    """A database error that a later attempt may not meet (connection lost, server restarting,
+    pool exhausted, deadlock…): a task retries it, and a request answers it with 503.
+
+    Raw psycopg errors count too: recall's `read_pipeline` talks to the driver directly, so
+    its lost connections are not wrapped by SQLAlchemy.
+    """
     if isinstance(exc, sa_exc.DBAPIError) and exc.connection_invalidated:
         return True
-    return isinstance(exc, sa_exc.OperationalError | sa_exc.InterfaceError | sa_exc.TimeoutError)
+    return isinstance(exc, sa_exc.OperationalError | sa_exc.InterfaceError | sa_exc.TimeoutError
+                      | psycopg.OperationalError | psycopg.InterfaceError)

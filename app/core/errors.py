@@ -6,12 +6,16 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import psycopg
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
+from sqlalchemy import exc as sa_exc
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Match
+
+from app.core import db
 
 log = logging.getLogger(__name__)
 
@@ -175,6 +179,30 @@ async def _validation_error(_: Request, exc: Exception) -> JSONResponse:
     return JSONResponse(problem, status_code=422, media_type=PROBLEM_MEDIA_TYPE)
 
 
+# How long a client is asked to wait after a 503: a restarting database or a failover
+# usually answers again within seconds, and a shorter wait only adds load while it comes back.
+UNAVAILABLE_RETRY_AFTER_SECONDS = 2
+
+
+def unavailable_response() -> JSONResponse:
+    """503: the database could not be reached or lost the connection mid-request. The
+    request's transaction did not commit (or its outcome is unknown when the connection was
+    lost at the commit), so a retry with the same Idempotency-Key is always safe."""
+    return problem_response(
+        503, "service-unavailable", "Service unavailable",
+        "The database is unavailable; nothing was changed. Retry after the time given.",
+        headers={"Retry-After": str(UNAVAILABLE_RETRY_AFTER_SECONDS)},
+    )
+
+
+async def _database_error(request: Request, exc: Exception) -> JSONResponse:
+    if db.is_transient(exc):
+        # The class name only: driver messages can quote parameters, and those can be text.
+        log.warning("database unavailable: %s", type(exc).__name__)
+        return unavailable_response()
+    return await _unhandled(request, exc)
+
+
 async def _unhandled(_: Request, exc: Exception) -> JSONResponse:
     log.exception("unhandled error", exc_info=exc)
     # The server raises on after this answer, and uvicorn then drops the connection: saying
@@ -189,6 +217,10 @@ def install(app: FastAPI) -> None:
     app.add_exception_handler(LetheError, _lethe_error)
     app.add_exception_handler(StarletteHTTPException, _http_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
+    # Database errors (SQLAlchemy's, and the raw driver's of recall's pipeline): a lost or
+    # refused connection is a 503 with Retry-After, anything else stays a 500.
+    for database_error in (sa_exc.DBAPIError, sa_exc.TimeoutError, psycopg.Error):
+        app.add_exception_handler(database_error, _database_error)
     app.add_exception_handler(Exception, _unhandled)
 
 
@@ -214,6 +246,7 @@ def problem_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
 
 
 # Every API route can answer these; routes add their own specific ones.
-COMMON_PROBLEMS = (400, 401, 403, 404, 409, 413, 422, 500)
+COMMON_PROBLEMS = (400, 401, 403, 404, 409, 413, 422, 500, 503)
 _HTTP_SLUGS.update({409: ("conflict", "Conflict"), 422: ("validation-error", "Invalid request"),
-                    500: ("internal-error", "Internal error")})
+                    500: ("internal-error", "Internal error"),
+                    503: ("service-unavailable", "Service unavailable")})

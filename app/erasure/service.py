@@ -142,6 +142,16 @@ def open_requests(session: Session, *, tenant_id: uuid.UUID, limit: int
     return [public(session, row, with_receipt=False) for row in rows], total
 
 
+def count_by_status(session: Session, *, tenant_id: uuid.UUID) -> dict[str, int]:
+    """The tenant's erasure requests by status, every status present (zero when none)."""
+    rows = session.exec(
+        select(ErasureRequest.status, func.count()).where(ErasureRequest.tenant_id == tenant_id)
+        .group_by(col(ErasureRequest.status))).all()
+    counts = {status.value: 0 for status in ErasureStatus}
+    counts.update({str(status): int(n) for status, n in rows})
+    return counts
+
+
 def lock(session: Session, *, tenant_id: uuid.UUID, request_id: uuid.UUID) -> ErasureRequest:
     """The request, locked for this transaction (deliveries and staff actions queue here)."""
     return _load(session, tenant_id, request_id, for_update=True)

@@ -20,8 +20,6 @@ from app.tenants import service as tenants
 
 log = logging.getLogger(__name__)
 MAX_RETRIES = 8
-# A pending or running request untouched this long has lost its message.
-STALE_AFTER = timedelta(minutes=5)
 
 
 class TransientError(Exception):
@@ -99,9 +97,11 @@ def sweep() -> int:
     again the pending or running ones whose message was lost (sending twice is harmless:
     deliveries queue on the request's row lock and go on from its checkpoint)."""
     touched = 0
+    # A pending or running request untouched this long has lost its message.
+    stale_after = timedelta(seconds=get_settings().requeue_after_seconds)
     for tenant in tenants.all_tenant_ids():
         with uow.unit_of_work(tenant) as session:
-            lost, awaiting = cascade.stalled(session, tenant_id=tenant, before=STALE_AFTER)
+            lost, awaiting = cascade.stalled(session, tenant_id=tenant, before=stale_after)
             for request_id in awaiting:
                 cascade.settle(session, tenant_id=tenant, request_id=request_id)
             for request_id in lost:

@@ -67,6 +67,16 @@ def forget_memory(
                          retraction_id=retraction.id)
 
 
+def forget_this(
+    session: Session, *, tenant_id: uuid.UUID, memory_id: uuid.UUID, actor: str
+) -> ForgetOutcome:
+    """The plain "forget this" (`DELETE /v1/memories/{id}` and the mem0-compatible delete):
+    tombstoned and its source, if it cites one, excluded; again, still done."""
+    return forget_memory(session, tenant_id=tenant_id, memory_id=memory_id, delete=True,
+                         exclude_source=True, about=None, reason="delete", actor=actor,
+                         require_source=False)
+
+
 def forget_one(session: Session, memory: Memory, *, reason: str | None, actor: str) -> None:
     """Tombstone a locked memory: state `forgotten`, content purged, same transaction. The
     caller then cascades (`after_forget`), once for all the memories it forgot."""

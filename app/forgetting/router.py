@@ -8,7 +8,7 @@ from app.api import route
 from app.api.deps import AppWriter, SessionDep
 from app.audit import service as audit
 from app.core.errors import COMMON_PROBLEMS, problem_responses
-from app.forgetting.forget import forget_memory
+from app.forgetting.forget import forget_memory, forget_this
 from app.forgetting.schemas import ForgetBody, ForgetResult
 from app.memories.schemas import RedactedAnswer
 
@@ -38,9 +38,6 @@ def delete_memory(
     memory_id: uuid.UUID, principal: AppWriter, session: SessionDep
 ) -> Response:
     """Forget this: tombstone it and exclude its source (again: still 204)."""
-    forget_memory(
-        session, tenant_id=principal.tenant_id, memory_id=memory_id, delete=True,
-        exclude_source=True, about=None, reason="delete", actor=audit.actor_for(principal),
-        require_source=False,
-    )
+    forget_this(session, tenant_id=principal.tenant_id, memory_id=memory_id,
+                actor=audit.actor_for(principal))
     return Response(status_code=status.HTTP_204_NO_CONTENT)

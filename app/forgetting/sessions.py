@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from sqlmodel import Session
 
 from app.forgetting import forget
+from app.forgetting.schemas import HeldMemory, SessionClosed
 from app.memories import store
 from app.memories.lifecycle import tombstone
 from app.memories.models import Volatility
@@ -50,3 +51,11 @@ def close(session: Session, *, tenant_id: uuid.UUID, name: str, actor: str) -> C
     gone = set(evicted_ids)
     return Closed(session=name, evicted=evicted_ids,
                   kept=[memory.id for memory in rows if memory.id not in gone], held=held)
+
+
+def public(closed: Closed) -> SessionClosed:
+    """The API's answer for a closed run."""
+    return SessionClosed(
+        session=closed.session, evicted=closed.evicted, kept=closed.kept,
+        held=[HeldMemory(memory_id=memory_id, hold_id=hold_id)
+              for memory_id, hold_id in sorted(closed.held.items())])

@@ -11,7 +11,7 @@ from app.api.deps import AppWriter, SessionDep
 from app.audit import service as audit
 from app.core.errors import COMMON_PROBLEMS, problem_responses
 from app.forgetting import sessions
-from app.forgetting.schemas import HeldMemory, SessionClosed
+from app.forgetting.schemas import SessionClosed
 
 router = APIRouter(
     tags=["sessions"], route_class=route.LetheRoute, responses=problem_responses(*COMMON_PROBLEMS)
@@ -27,7 +27,4 @@ def close_session(name: SessionName, principal: AppWriter, session: SessionDep) 
     """Close an agent run: its working memories are forgotten unless promoted or held."""
     closed = sessions.close(session, tenant_id=principal.tenant_id, name=name,
                             actor=audit.actor_for(principal))
-    return SessionClosed(
-        session=closed.session, evicted=closed.evicted, kept=closed.kept,
-        held=[HeldMemory(memory_id=memory_id, hold_id=hold_id)
-              for memory_id, hold_id in sorted(closed.held.items())])
+    return sessions.public(closed)

@@ -25,6 +25,15 @@ from app.idempotency.models import Operation, OperationMemory, OperationStatus
 
 FINISHED = (OperationStatus.succeeded, OperationStatus.failed)
 PENDING = (OperationStatus.queued, OperationStatus.running)
+# The task of each kind of accepted job, named by the service that accepts it (`job_kind`):
+# `accept_job` sends it, and the requeue sweep sends it again when its message was lost.
+JOB_TASKS: dict[str, str] = {}
+
+
+def job_kind(kind: str, task: str) -> str:
+    """Register ``kind`` as a job whose task is ``task``; returns ``kind``."""
+    JOB_TASKS[kind] = task
+    return kind
 
 
 def _retention() -> timedelta:
@@ -40,14 +49,13 @@ def accept_job(
     payload: dict[str, Any],
     *,
     tenant_id: uuid.UUID,
-    task: str,
     method: str,
     path: str,
     claim: Claim | None = None,
     api_key_id: uuid.UUID | None = None,
 ) -> Operation:
-    """A queued job: its operation row now, and its task (``task`` with the operation's and
-    the tenant's IDs) sent once the unit of work commits.
+    """A queued job: its operation row now, and its task (the one registered for ``kind``,
+    with the operation's and the tenant's IDs) sent once the unit of work commits.
 
     With ``claim`` the row is also the request's idempotency record: its ID is derived from
     the key (the same however late the key comes back) and the request's answer is written
@@ -69,7 +77,7 @@ def accept_job(
     )
     session.add(operation)
     session.flush()
-    enqueue_job(task, operation.id, tenant_id)
+    enqueue_job(JOB_TASKS[kind], operation.id, tenant_id)
     return operation
 
 
@@ -117,15 +125,16 @@ def _save(session: Session, operation: Operation, **values: Any) -> None:
 
 
 def stale_jobs(
-    session: Session, *, tenant_id: uuid.UUID, kind: str, before: datetime
-) -> list[uuid.UUID]:
-    """Jobs of ``kind`` still pending that nothing has touched since ``before``."""
-    return list(session.exec(
-        select(Operation.id).where(
-            Operation.tenant_id == tenant_id, Operation.kind == kind,
+    session: Session, *, tenant_id: uuid.UUID, before: datetime
+) -> list[tuple[uuid.UUID, str]]:
+    """Jobs still pending that nothing has touched since ``before``, with their tasks."""
+    rows = session.exec(
+        select(Operation.id, Operation.kind).where(
+            Operation.tenant_id == tenant_id, col(Operation.kind).in_(list(JOB_TASKS)),
             col(Operation.status).in_(PENDING), col(Operation.updated_at) < before,
-        )
-    ).all())
+        ).order_by(col(Operation.updated_at))
+    ).all()
+    return [(operation_id, JOB_TASKS[kind]) for operation_id, kind in rows]
 
 
 def get(session: Session, *, tenant_id: uuid.UUID, operation_id: uuid.UUID) -> Operation | None:

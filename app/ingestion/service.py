@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any
 
 from sqlmodel import Session
@@ -28,8 +27,8 @@ from app.memories import service as memories
 from app.tenant_settings import service as settings
 from app.text.detector import detect_forget_request
 
-KIND = "ingest"
 APPLY_TASK = "ingestion.apply"
+KIND = operations.job_kind("ingest", APPLY_TASK)
 ACTOR = audit.system_actor("ingest")
 FORGET_MAX_TARGETS = 5
 FAILED_TYPE = "https://lethe.dev/problems/ingestion-failed"
@@ -53,8 +52,8 @@ def accept(
 ) -> Operation:
     """The queued operation holding ``body`` until the task applies it (sent after commit)."""
     return operations.accept_job(
-        session, KIND, body.payload(), tenant_id=claim.tenant_id, task=APPLY_TASK,
-        method=claim.method, path=claim.path, claim=claim, api_key_id=api_key_id,
+        session, KIND, body.payload(), tenant_id=claim.tenant_id, method=claim.method,
+        path=claim.path, claim=claim, api_key_id=api_key_id,
     )
 
 
@@ -174,11 +173,6 @@ def fail(
         "detail": f"The ingestion failed ({type(exc).__name__}); none of its items were applied.",
     })
     return True
-
-
-def stale(session: Session, *, tenant_id: uuid.UUID, before: datetime) -> list[uuid.UUID]:
-    """Ingestions still pending that nothing has touched since ``before``."""
-    return operations.stale_jobs(session, tenant_id=tenant_id, kind=KIND, before=before)
 
 
 def _apply_item(

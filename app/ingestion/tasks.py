@@ -10,29 +10,19 @@ anything when it already exists or was forgotten.
 from __future__ import annotations
 
 import logging
-import os
 import uuid
-from datetime import timedelta
 from typing import Any
 
 from celery import Task
 
-from app.core import uow
+from app.core import faults, uow
 from app.core.celery_app import celery_app
 from app.core.db import is_transient
-from app.core.jobs import enqueue_job
-from app.core.models import utcnow
 from app.ingestion import service
-from app.tenants import service as tenants
 
 log = logging.getLogger(__name__)
 
 MAX_RETRIES = 5
-# An operation pending this long without a touch has lost its message (a failed send after
-# commit, a broker that dropped an unacknowledged delivery): `requeue_stale` sends it again.
-STALE_AFTER = timedelta(minutes=10)
-# Test-only fault injection, see `_crash_if_asked`.
-FAULT_CRASH_AFTER_COMMIT = "LETHE_FAULT_CRASH_AFTER_COMMIT"
 
 
 class TransientError(Exception):
@@ -60,7 +50,7 @@ def apply_ingestion(self: Task[Any, Any], operation_id: str, tenant_id: str) -> 
             service.fail(session, tenant_id=tenant, operation_id=operation, exc=exc)
         return
     if applied:
-        _crash_if_asked()
+        faults.crash_after_commit(service.APPLY_TASK)
 
 
 def _run(operation: uuid.UUID, tenant: uuid.UUID) -> bool:
@@ -76,38 +66,3 @@ def _run(operation: uuid.UUID, tenant: uuid.UUID) -> bool:
         result = service.apply(session, tenant_id=tenant, operation_id=operation,
                                body=started.body, prepared=prepared)
     return result is not None
-
-
-@celery_app.task(name="ingestion.requeue_stale", acks_late=True)
-def requeue_stale() -> int:
-    """Send again every ingestion left pending too long (sending twice is harmless)."""
-    before = utcnow() - STALE_AFTER
-    tenant_ids = tenants.all_tenant_ids()
-    sent = 0
-    for tenant_id in tenant_ids:
-        with uow.unit_of_work(tenant_id) as session:
-            stale = service.stale(session, tenant_id=tenant_id, before=before)
-            for operation_id in stale:
-                enqueue_job(service.APPLY_TASK, operation_id, tenant_id)
-        sent += len(stale)
-    if sent:
-        log.warning("requeued %d stale ingestions", sent)
-    return sent
-
-
-def _crash_if_asked() -> None:
-    """TEST-ONLY fault injection: die after the commit of step C, before the broker ack.
-
-    When LETHE_FAULT_CRASH_AFTER_COMMIT names a file that does not exist yet, create it and
-    exit the process at once, so a test can prove a delivery that committed but was never
-    acknowledged is redelivered and changes nothing. Unset in every real deployment.
-    """
-    marker = os.environ.get(FAULT_CRASH_AFTER_COMMIT)
-    if not marker:
-        return
-    try:
-        fd = os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:
-        return
-    os.close(fd)
-    os._exit(1)

@@ -20,8 +20,8 @@ from app.memories import store
 from app.memories.lifecycle import doubt
 from app.memories.models import Memory
 
-KIND = "invalidate"
 INVALIDATE_TASK = "dependencies.invalidate"
+KIND = operations.job_kind("invalidate", INVALIDATE_TASK)
 FLAG = "dependency-changed"
 ACTOR = audit.system_actor("invalidate")
 
@@ -40,7 +40,7 @@ def put(
     row.updated_at = utcnow()
     session.add(row)
     operation = operations.accept_job(
-        session, KIND, {"key": key}, tenant_id=tenant_id, task=INVALIDATE_TASK,
+        session, KIND, {"key": key}, tenant_id=tenant_id,
         method="PUT", path=f"/v1/dependencies/{key}",
     )
     return row, operation

@@ -26,14 +26,16 @@ class Job(enum.StrEnum):
     invalidate = "invalidate"
 
 
+KINDS = {job: operations.job_kind(f"maintenance.{job.value}", RUN_TASK) for job in Job}
+
+
 def accept(session: Session, *, tenant_id: uuid.UUID, job: Job, api_key_id: uuid.UUID | None,
            claim: Claim | None = None) -> Operation:
     """The queued job (sent after commit); with ``claim`` also the request's replayable
     answer."""
     return operations.accept_job(
-        session, f"maintenance.{job.value}", {"job": job.value}, tenant_id=tenant_id,
-        task=RUN_TASK, method="POST", path=f"/v1/maintenance/{job.value}", claim=claim,
-        api_key_id=api_key_id,
+        session, KINDS[job], {"job": job.value}, tenant_id=tenant_id, method="POST",
+        path=f"/v1/maintenance/{job.value}", claim=claim, api_key_id=api_key_id,
     )
 
 

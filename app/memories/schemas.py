@@ -53,6 +53,9 @@ JsonValue = TypeAliasType(
 
 # Keys are constrained by `patternProperties`; without this, a key outside it would look valid.
 CLOSED: dict[str, Any] = {"additionalProperties": False}
+# Free-form metadata whose schema closes the object itself, so it stays right inside the
+# `anyOf` of an optional field.
+ClosedMetadata = Annotated[dict[CleanStr, JsonValue], _ClosedKeys]
 
 
 def _integral(value: Any) -> Any:

@@ -89,6 +89,15 @@ def _lookup(conn: Session | Connection, raw_key: str) -> Principal | None:
     return Principal(tenant_id=row.tenant_id, key_id=row.id, role=Role(row.role))
 
 
+def all_tenants() -> list[Tenant]:
+    """Every tenant, oldest first, for the operator's `lethe tenants list`."""
+    with uow.unit_of_work(maintenance=True) as session:
+        tenants = list(session.exec(select(Tenant).order_by(col(Tenant.created_at))).all())
+        for tenant in tenants:
+            session.expunge(tenant)
+        return tenants
+
+
 def all_tenant_ids() -> list[uuid.UUID]:
     """Every tenant's ID, for beat jobs that then work per tenant under row-level security."""
     with uow.unit_of_work(maintenance=True) as session:

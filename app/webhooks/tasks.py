@@ -7,7 +7,7 @@ import logging
 import uuid
 from datetime import timedelta
 
-from app.core import uow
+from app.core import faults, uow
 from app.core.celery_app import celery_app
 from app.core.jobs import enqueue_job
 from app.core.models import utcnow
@@ -26,6 +26,8 @@ def deliver(delivery_id: str, tenant_id: str) -> str | None:
     with uow.unit_of_work(uuid.UUID(tenant_id)) as session:
         attempted = delivery.attempt(session, tenant_id=uuid.UUID(tenant_id),
                                      delivery_id=uuid.UUID(delivery_id))
+    if attempted.status is not None:
+        faults.crash_after_commit(DELIVER_TASK)
     if attempted.retry_in is not None:
         # After the commit, like every job: the retry finds its attempt recorded.
         deliver.apply_async(args=[delivery_id, tenant_id], countdown=attempted.retry_in)

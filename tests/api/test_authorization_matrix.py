@@ -133,6 +133,8 @@ def world(client: Any, new_tenant: Any, admin_headers: dict[str, str]) -> World:
     _created(client, "/v1/ingest", {"subject": SUBJECT, "memories": [{"text": "Likes jazz"}]},
              app, world, {"Idempotency-Key": "matrix-ingest"})
     world.ids["/v1/operations"] = world.ids["/v1/ingest"]
+    # The mem0-compatible routes name the same memories.
+    world.ids["/compat/mem0/memories"] = world.ids["/v1/memories"]
     if "/v1/erasure-requests" in DOCUMENT["paths"]:
         _created(client, "/v1/erasure-requests", {"subject": "user:leaving"}, app, world)
     client.put("/v1/dependencies/plan", json={"value": "gold"}, headers=app)

@@ -91,3 +91,36 @@ def test_unhandled_error_is_generic_500(database: Any) -> None:
 def test_nul_bytes_in_text_are_422_not_500(client: Any, admin_headers: dict[str, str]) -> None:
     response = client.post("/v1/tenants", json={"name": "A\u0000B"}, headers=admin_headers)
     _is_problem(response, 422)
+
+
+def test_a_database_that_cannot_be_reached_is_503_with_retry_after() -> None:
+    """The one mapping of database errors: lost or refused connections (SQLAlchemy's, and the
+    raw driver's of recall's pipeline) are 503 with Retry-After; any other error stays 500.
+    `tests/faults/test_database_restart.py` restarts a real database under a real API."""
+    import asyncio
+    import json
+
+    import psycopg
+    from sqlalchemy import exc as sa_exc
+    from starlette.requests import Request
+
+    from app.core import errors
+
+    request = Request({"type": "http", "method": "POST", "path": "/v1/memories",
+                       "headers": []})
+
+    def answer(exc: Exception) -> Any:
+        return asyncio.run(errors._database_error(request, exc))
+
+    for lost in (sa_exc.OperationalError("SELECT 1", {}, Exception("server closed")),
+                 sa_exc.TimeoutError("pool exhausted"),
+                 psycopg.OperationalError("connection refused")):
+        response = answer(lost)
+        assert response.status_code == 503
+        assert response.headers["content-type"].startswith(PROBLEM)
+        assert int(response.headers["retry-after"]) >= 1
+        body = json.loads(response.body)
+        assert body["type"].endswith("/service-unavailable") and body["status"] == 503
+        assert "server closed" not in response.body.decode()
+    refused = answer(sa_exc.IntegrityError("INSERT", {}, Exception("duplicate key")))
+    assert refused.status_code == 500

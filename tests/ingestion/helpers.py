@@ -40,15 +40,15 @@ def memory_ids(owner_conn: Any, tenant_id: str) -> list[str]:
         "SELECT id FROM memory WHERE tenant_id = %s ORDER BY id", (tenant_id,))]
 
 
-def sent_for(owner_conn: Any, operation_id: str) -> int:
-    """How many `ingestion.apply` messages for this operation the broker tables hold."""
+def sent_for(owner_conn: Any, operation_id: str, task: str = "ingestion.apply") -> int:
+    """How many ``task`` messages for this operation the broker tables hold."""
     exists = owner_conn.execute("SELECT to_regclass('kombu_message')").fetchone()[0]
     if exists is None:
         return 0
     count = 0
     for (payload,) in owner_conn.execute("SELECT payload FROM kombu_message"):
         envelope = json.loads(payload)
-        if envelope.get("headers", {}).get("task") != "ingestion.apply":
+        if envelope.get("headers", {}).get("task") != task:
             continue
         body = envelope["body"]
         if envelope.get("properties", {}).get("body_encoding") == "base64":

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from sqlalchemy import exc as sa_exc
 
+from app.idempotency import tasks as idempotency_tasks
 from app.ingestion import tasks
 from tests.ingestion.helpers import (
     SUBJECT,
@@ -289,15 +290,21 @@ def test_only_database_errors_that_may_pass_are_retried() -> None:
     assert not tasks.is_transient(ValueError("bad payload"))
 
 
-def test_pending_ingestions_left_alone_too_long_are_sent_again(
+def test_pending_jobs_of_every_kind_left_alone_too_long_are_sent_again(
     client: Any, tenant: dict[str, Any], owner_conn: Any
 ) -> None:
+    """A job whose send after commit failed (broker down) is sent again by the sweep:
+    ingestions and the other accepted jobs alike; a finished or a fresh one is not."""
     stale = accepted(client, tenant["app"], "stale", _body({"text": BEES}))
     fresh = accepted(client, tenant["app"], "fresh", _body({"text": OBOE}))
     done = accepted(client, tenant["app"], "done", _body({"text": "Speaks Basque."}))
     tasks.apply_ingestion(done, tenant["id"])
+    decay = client.post("/v1/maintenance/decay", headers=tenant["compliance"])
+    assert decay.status_code == 202, decay.text
+    maintenance = decay.json()["operation_id"]
     owner_conn.execute("UPDATE operation SET updated_at = now() - interval '1 hour' "
-                       "WHERE id IN (%s, %s)", (stale, done))
-    assert tasks.requeue_stale() == 1
+                       "WHERE id IN (%s, %s, %s)", (stale, done, maintenance))
+    assert idempotency_tasks.requeue_stale_jobs() == 2
     assert (sent_for(owner_conn, stale), sent_for(owner_conn, fresh),
             sent_for(owner_conn, done)) == (2, 1, 1)
+    assert sent_for(owner_conn, maintenance, task="maintenance.run") == 2

@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from app.core import faults
 from app.core.runtime import get_runtime
 from app.ingestion import tasks
 from tests.ingestion.helpers import (
@@ -83,7 +84,7 @@ def worker(database: dict[str, Any], tmp_path_factory: pytest.TempPathFactory) -
         "DATABASE_URL": runtime.owner_url,
         "LETHE_APP_DATABASE_URL": runtime.app_url,
         "CELERY_BROKER_URL": runtime.broker_url,
-        tasks.FAULT_CRASH_AFTER_COMMIT: str(marker),
+        **faults.armed_for(tasks.service.APPLY_TASK, str(marker)),
     }
     with log.open("wb") as sink:
         process = subprocess.Popen(

@@ -6,7 +6,7 @@ import os
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -50,7 +50,10 @@ class Receiver:
 
 
 @contextmanager
-def receiver(answers: list[int] | None = None) -> Iterator[Receiver]:
+def receiver(answers: list[int] | None = None,
+             on_post: Callable[[int], None] | None = None) -> Iterator[Receiver]:
+    """A receiver on a free port; ``on_post(n)`` runs when the n-th POST (from 1) has been
+    recorded, before it is answered (a test's fault: kill the sender, hang…)."""
     state: dict[str, Receiver] = {}
 
     class Handler(BaseHTTPRequestHandler):
@@ -60,6 +63,9 @@ def receiver(answers: list[int] | None = None) -> Iterator[Receiver]:
             with target.lock:
                 target.received.append(Received(self.path, dict(self.headers.items()), raw))
                 status = target.answers[min(len(target.received), len(target.answers)) - 1]
+                count = len(target.received)
+            if on_post is not None:
+                on_post(count)
             self.send_response(status)
             self.send_header("content-length", "0")
             self.end_headers()

@@ -1,0 +1,1 @@
+"""The interactive API documentation (`/docs`, `/redoc`), served without any network."""

@@ -1,0 +1,34 @@
+"""The `lethe` command: one Typer app, a module per command group."""
+
+from __future__ import annotations
+
+import click
+import typer
+
+from app.cli import agents, audit, data, doctor, ops, processes, receipts, staff, tenants
+
+cli = typer.Typer(name="lethe", help="Lethe memory service.", no_args_is_help=True,
+                  add_completion=False, pretty_exceptions_enable=False)
+processes.register(cli)
+ops.register(cli)
+data.register(cli)
+doctor.register(cli)
+agents.register(cli)
+cli.add_typer(staff.group, name="staff")
+cli.add_typer(receipts.group, name="receipts")
+cli.add_typer(tenants.group, name="tenants")
+cli.add_typer(audit.group, name="audit")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the command; its exit code (2 for a usage error, as before)."""
+    try:
+        result = cli(args=argv, prog_name="lethe", standalone_mode=False)
+    except click.exceptions.Exit as stop:
+        return stop.exit_code
+    except click.ClickException as error:
+        error.show()
+        return error.exit_code
+    except click.exceptions.Abort:
+        return 1
+    return result if isinstance(result, int) else 0

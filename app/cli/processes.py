@@ -1,0 +1,173 @@
+"""The processes of an installation: serve (all together), api, worker, beat, migrate."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from types import FrameType
+from typing import Annotated
+
+import typer
+
+from app.core import task_metrics
+from app.core.config import get_settings
+from app.core.runtime import Runtime, get_runtime
+
+
+def migrate(runtime: Runtime) -> int:
+    from app.core import migrations
+
+    print("lethe: migrating database…", flush=True)
+    migrations.upgrade(runtime, manage_role=get_settings().app_database_url is None)
+    print(f"lethe: schema at {migrations.head_revision()}", flush=True)
+    return 0
+
+
+def child_environment(runtime: Runtime) -> dict[str, str]:
+    """What the parts need to reach the same database, broker and secrets as this process."""
+    return {
+        "DATABASE_URL": runtime.owner_url,
+        "LETHE_APP_DATABASE_URL": runtime.app_url,
+        "CELERY_BROKER_URL": runtime.broker_url,
+        "LETHE_ADMIN_TOKEN": runtime.admin_token,
+        "LETHE_SECRET_KEY": runtime.secret_key,
+        "LETHE_DATA_DIR": str(get_settings().data_dir.resolve()),
+        "HF_HUB_OFFLINE": "1",
+        "TRANSFORMERS_OFFLINE": "1",
+        # Workers embed in batches in their own (prefork) processes: no child of theirs.
+        "LETHE_EMBEDDING_PROCESS": "false",
+    }
+
+
+def api_environment(runtime: Runtime) -> dict[str, str]:
+    """`child_environment`, with the API's local model in a process of its own unless the
+    operator chose otherwise (docs/decisions.md, "The API embeds in a child process")."""
+    return {**child_environment(runtime),
+            "LETHE_EMBEDDING_PROCESS": os.environ.get("LETHE_EMBEDDING_PROCESS", "true")}
+
+
+def worker_environment(runtime: Runtime) -> dict[str, str]:
+    """`child_environment`, with the folder where pool processes count task outcomes, emptied
+    (app/core/task_metrics.py)."""
+    return {**child_environment(runtime),
+            task_metrics.ENV: str(task_metrics.fresh_directory())}
+
+
+def api_command(host: str, port: int) -> list[str]:
+    return [sys.executable, "-m", "uvicorn", "app.main:create_app", "--factory",
+            "--host", host, "--port", str(port), "--no-access-log",
+            # Requests the HTTP parser refuses are answered as problem+json too.
+            "--http", "app.core.http_protocol:ProblemHTTPProtocol"]
+
+
+def worker_command(concurrency: int) -> list[str]:
+    return [sys.executable, "-m", "celery", "-A", "app.core.celery_app", "worker",
+            "--loglevel=INFO", f"--concurrency={concurrency}", "--without-gossip",
+            "--without-mingle"]
+
+
+def beat_command() -> list[str]:
+    schedule = get_settings().data_dir.resolve() / "celerybeat-schedule"
+    return [sys.executable, "-m", "celery", "-A", "app.core.celery_app", "beat",
+            "--loglevel=INFO", f"--schedule={schedule}"]
+
+
+def serve_all(runtime: Runtime, host: str, port: int, concurrency: int) -> int:
+    """Run the API, a worker and beat as children; stop them all on Ctrl-C or SIGTERM."""
+    migrate(runtime)
+    if runtime.generated_admin_token:
+        print(f"lethe: admin token: {runtime.admin_token}", flush=True)
+        print(f"lethe: (kept in {get_settings().data_dir.resolve() / 'secrets.json'})", flush=True)
+    env = {**os.environ, **child_environment(runtime)}
+    parts = {
+        "api": (api_command(host, port), {**os.environ, **api_environment(runtime)}),
+        "worker": (worker_command(concurrency), {**os.environ, **worker_environment(runtime)}),
+        "beat": (beat_command(), env),
+    }
+    # Own sessions: a terminal's Ctrl-C reaches only this supervisor, which stops the
+    # children in order instead of letting them race each other down.
+    children = {
+        name: subprocess.Popen(command, env=part_env, start_new_session=True)
+        for name, (command, part_env) in parts.items()
+    }
+    print(f"lethe: serving on http://{host}:{port} (console at /console); Ctrl-C stops",
+          flush=True)
+    stopping = False
+
+    def request_stop(signum: int, _frame: FrameType | None) -> None:
+        nonlocal stopping
+        stopping = True
+
+    signal.signal(signal.SIGINT, request_stop)
+    signal.signal(signal.SIGTERM, request_stop)
+    exit_code = 0
+    try:
+        while not stopping:
+            for name, child in children.items():
+                if child.poll() is not None:
+                    print(f"lethe: {name} exited with {child.returncode}; stopping", flush=True)
+                    exit_code = 1
+                    stopping = True
+            time.sleep(0.2)
+    finally:
+        print("lethe: stopping…", flush=True)
+        stop_children(children)
+        if runtime.embedded_server is not None:
+            runtime.embedded_server.stop()
+        print("lethe: stopped", flush=True)
+    return exit_code
+
+
+def stop_children(children: dict[str, subprocess.Popen[bytes]], grace: float = 20.0) -> None:
+    for child in children.values():
+        if child.poll() is None:
+            child.send_signal(signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    for child in children.values():
+        remaining = max(0.1, deadline - time.monotonic())
+        try:
+            child.wait(remaining)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.wait()
+
+
+Host = Annotated[str, typer.Option(help="address to listen on")]
+Port = Annotated[int, typer.Option(help="port to listen on")]
+
+
+def register(cli: typer.Typer) -> None:
+    @cli.command("serve")
+    def serve(host: Host = "127.0.0.1", port: Port = 8000,
+              worker_concurrency: Annotated[int, typer.Option()] = 2) -> int:
+        """Run API, console, a worker and beat together."""
+        return serve_all(get_runtime(), host, port, worker_concurrency)
+
+    @cli.command("migrate")
+    def migrate_command() -> int:
+        """Create roles and run migrations to head."""
+        return migrate(get_runtime())
+
+    @cli.command("worker")
+    def worker(concurrency: Annotated[int, typer.Option()] = 2) -> int:
+        """Run a Celery worker."""
+        return run_part(worker_command(concurrency), worker_environment(get_runtime()))
+
+    @cli.command("beat")
+    def beat() -> int:
+        """Run Celery beat (one per installation)."""
+        return run_part(beat_command(), child_environment(get_runtime()))
+
+    @cli.command("api")
+    def api(host: Host = "127.0.0.1", port: Port = 8000) -> int:
+        """Run only the HTTP API and console."""
+        return run_part(api_command(host, port), api_environment(get_runtime()))
+
+
+def run_part(command: list[str], environment: dict[str, str]) -> int:
+    # exec, not a child: signals from the process manager reach uvicorn or Celery directly.
+    os.execvpe(command[0], command, {**os.environ, **environment})
+    return 0  # pragma: no cover - exec does not return

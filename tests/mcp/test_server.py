@@ -1,0 +1,150 @@
+"""`lethe mcp` driven by the `mcp` package's own client, over stdio and streamable HTTP,
+against a live Lethe API: the tools remember, recall, correct and forget for real."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+import httpx
+import pytest
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+
+from tests.mcp.processes import REPO, free_port, stop, wait_until
+
+SUBJECT = "user:mcp"
+TOOLS = {"remember", "recall", "correct", "forget", "forget_about", "close_session"}
+
+
+def _command(*extra: str) -> list[str]:
+    return ["-m", "app.cli", "mcp", "--subject", SUBJECT, *extra]
+
+
+def _environment(lethe_url: str, app_key: str) -> dict[str, str]:
+    return {"LETHE_URL": lethe_url, "LETHE_API_KEY": app_key}
+
+
+@asynccontextmanager
+async def _stdio(lethe_url: str, app_key: str) -> AsyncIterator[ClientSession]:
+    parameters = StdioServerParameters(command=sys.executable, args=_command(), cwd=REPO,
+                                       env=_environment(lethe_url, app_key))
+    async with stdio_client(parameters) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        yield session
+
+
+@pytest.fixture
+def http_server(lethe_url: str, app_key: str) -> Iterator[str]:
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, *_command("--transport", "http", "--port", str(port))], cwd=REPO,
+        env={**os.environ, **_environment(lethe_url, app_key)},
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        # Any answer at all means it listens (a GET without a session is refused).
+        wait_until(lambda: httpx.get(f"http://127.0.0.1:{port}/mcp").status_code > 0,
+                   process, "lethe mcp --transport http")
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        stop(process)
+
+
+@asynccontextmanager
+async def _http(url: str) -> AsyncIterator[ClientSession]:
+    async with streamable_http_client(url) as (read, write), \
+            ClientSession(read, write) as session:
+        await session.initialize()
+        yield session
+
+
+async def _call(client: ClientSession, tool: str, **arguments: Any) -> Any:
+    result = await client.call_tool(tool, arguments)
+    assert not result.is_error, result.content
+    return result.structured_content or json.loads(result.content[0].text)  # type: ignore[union-attr]
+
+
+async def _lifecycle(session: ClientSession) -> None:
+    """List tools; remember → recall finds it → correct → forget → recall no longer does."""
+    listed = await session.list_tools()
+    assert {tool.name for tool in listed.tools} == TOOLS
+    assert all(tool.description for tool in listed.tools)
+    written = await _call(session, "remember", text="I live in Lisbon with my two cats.",
+                          volatility="structural")
+    memory_id = written["memory"]["id"]
+    assert written["stored"] is True and written["memory"]["subject"] == SUBJECT
+    found = await _call(session, "recall", query="Where does the user live?")
+    assert [r["id"] for r in found["results"]] == [memory_id]
+    corrected = await _call(session, "correct", memory_id=memory_id,
+                            text="I live in Porto with my two cats.")
+    assert corrected["memory"]["text"] == "I live in Porto with my two cats."
+    found = await _call(session, "recall", query="Where does the user live?")
+    assert [r["text"] for r in found["results"]] == ["I live in Porto with my two cats."]
+    assert (await _call(session, "forget", memory_id=memory_id)) == {"forgotten": memory_id}
+    found = await _call(session, "recall", query="Where does the user live?")
+    assert found["results"] == []
+    # Scoped to one subject: another is refused with a reason the agent can act on.
+    refused = await session.call_tool("recall", {"query": "cats", "subject": "user:other"})
+    assert refused.is_error and "scoped" in refused.content[0].text  # type: ignore[union-attr]
+
+
+@pytest.mark.slow
+def test_stdio_transport_remembers_recalls_corrects_and_forgets(
+    lethe_url: str, app_key: str
+) -> None:
+    async def scenario() -> None:
+        async with _stdio(lethe_url, app_key) as session:
+            await _lifecycle(session)
+
+    anyio.run(scenario)
+
+
+@pytest.mark.slow
+def test_streamable_http_transport_remembers_recalls_corrects_and_forgets(
+    http_server: str,
+) -> None:
+    async def scenario() -> None:
+        async with _http(http_server) as session:
+            await _lifecycle(session)
+
+    anyio.run(scenario)
+
+
+@pytest.mark.slow
+def test_forget_about_forgets_by_description(lethe_url: str, app_key: str) -> None:
+    async def scenario() -> None:
+        async with _stdio(lethe_url, app_key) as session:
+            kept = await _call(session, "remember", text="I work as a nurse in Leeds.")
+            await _call(session, "remember", text="I collect rare Jordan sneakers.")
+            answer = await _call(session, "forget_about", description="that I collect sneakers")
+            assert len(answer["forgotten"]) == 1
+            found = await _call(session, "recall", query="sneakers or work")
+            assert [r["id"] for r in found["results"]] == [kept["memory"]["id"]]
+            assert found["retractions"] == ["that I collect sneakers"]
+
+    anyio.run(scenario)
+
+
+@pytest.mark.slow
+def test_close_session_forgets_the_runs_working_memories(lethe_url: str, app_key: str) -> None:
+    async def scenario() -> None:
+        async with _stdio(lethe_url, app_key) as session:
+            scratch = await _call(session, "remember", text="I am comparing flights to Rome.",
+                                  volatility="working", session="run-42")
+            durable = await _call(session, "remember", text="I prefer aisle seats.",
+                                  session="run-42")
+            assert scratch["memory"]["session"] == "run-42"
+            closed = await _call(session, "close_session", session="run-42")
+            assert closed["evicted"] == [scratch["memory"]["id"]]
+            assert closed["kept"] == [durable["memory"]["id"]]
+            found = await _call(session, "recall", query="flights or seats")
+            assert [r["id"] for r in found["results"]] == [durable["memory"]["id"]]
+
+    anyio.run(scenario)
