@@ -7,7 +7,8 @@ from app.cli.processes import (
     beat_command,
     child_environment,
     worker_command,
+    worker_environment,
 )
 
 __all__ = ["api_command", "api_environment", "beat_command", "child_environment", "main",
-           "worker_command"]
+           "worker_command", "worker_environment"]

@@ -29,7 +29,9 @@ ACCEPTING: dict[tuple[str, str], Request] = {
 
 # The contract gives an erasure request's 202 a body of its own (API.md, "Compliance"): the
 # request itself, polled at its own `Location`, not an operation.
-OWN_SHAPE = {("POST", "/v1/erasure-requests"): "ErasureFiled"}
+# mem0's delete-all files one too, answered in a mem0-style shape (docs/compat-mem0.md).
+OWN_SHAPE = {("POST", "/v1/erasure-requests"): "ErasureFiled",
+             ("DELETE", "/compat/mem0/memories"): "Mem0ErasureRequested"}
 
 
 def test_every_202_route_is_checked_here(app: Any) -> None:

@@ -10,6 +10,7 @@ import uuid
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query, Request, Response, status
+from fastapi.responses import JSONResponse
 from pydantic import Field
 
 from app.api import route
@@ -124,20 +125,27 @@ def delete_memory(memory_id: uuid.UUID, principal: AppWriter, session: SessionDe
     return Mem0Notice(message="Memory deleted successfully")
 
 
-@router.delete("/memories", status_code=status.HTTP_202_ACCEPTED, responses={
+LOCATION = {"Location": {"description": "The erasure request, to poll.",
+                         "schema": {"type": "string"}}}
+
+
+@router.delete("/memories", status_code=status.HTTP_202_ACCEPTED,
+               response_model=Mem0ErasureRequested, responses={
+    202: {"description": "An erasure of the user was filed.", "headers": LOCATION},
     200: {"model": Mem0ErasureRequested | Mem0RunClosed,
           "description": "With `run_id`: the run closed (`Mem0RunClosed`). Otherwise an "
-          "erasure of this subject was open already: that one."}})
+          "erasure of this subject was open already: that one, at `Location`."}})
 def delete_all_memories(query: Annotated[Mem0Scope, Query()], principal: AppWriter,
                         session: SessionDep, request_id: ErasureId, response: Response
-                        ) -> Mem0ErasureRequested | Mem0RunClosed:
+                        ) -> Any:
     """mem0 `delete_all`: with `run_id`, close that agent run (its working memories go);
     otherwise file an erasure request for the user, to poll at `Location`."""
     actor = audit.actor_for(principal)
     if query.run_id is not None:
-        response.status_code = status.HTTP_200_OK
-        return service.close_run(session, tenant_id=principal.tenant_id, scope=query,
-                                 actor=actor)
+        closed = service.close_run(session, tenant_id=principal.tenant_id, scope=query,
+                                   actor=actor)
+        # Its own shape, not the 202's: answered as it is.
+        return JSONResponse(closed.model_dump(mode="json"), status_code=status.HTTP_200_OK)
     answer, created = service.delete_all(
         session, tenant_id=principal.tenant_id, scope=query, actor=actor,
         request_id=request_id)
