@@ -1,4 +1,5 @@
-"""The settings page: half-lives, retention, erasure, forget cascade and session length."""
+"""The settings page: half-lives, working memory, retention, erasure, forget cascade and
+session length."""
 
 from __future__ import annotations
 
@@ -24,6 +25,10 @@ NUMBERS: dict[str, tuple[str, str]] = {
     "half_lives.preferential": ("Preferential", "Days; likes and dislikes."),
     "half_lives.procedural": ("Procedural", "Days; how someone does things."),
     "half_lives.situational": ("Situational", "Days; what is going on right now."),
+    "half_lives.working_seconds": ("Working memory half-life",
+                                   "Seconds; an agent's scratch within one run."),
+    "working.max_half_lives": ("Working memory kept for",
+                               "Half-lives; recall stops returning a working memory after."),
     "retention.deprecated_days": ("Deprecated memories", "Days before they are quarantined."),
     "retention.quarantine_days": ("Quarantined memories", "Days before they are deleted."),
     "erasure.due_days": ("Erasure due after", "Days from filing to the due date (GDPR: 30)."),
@@ -32,7 +37,10 @@ NUMBERS: dict[str, tuple[str, str]] = {
 }
 GROUPS = [
     ("Half-lives", "How fast memories of each kind fade.",
-     [name for name in NUMBERS if name.startswith("half_lives.")]),
+     [name for name in NUMBERS
+      if name.startswith("half_lives.") and name != "half_lives.working_seconds"]),
+    ("Working memory", "An agent's memories of one run (session), faded in seconds.",
+     ["half_lives.working_seconds", "working.max_half_lives"]),
     ("Retention", "How long memories wait in each state.",
      ["retention.deprecated_days", "retention.quarantine_days"]),
 ]

@@ -33,6 +33,7 @@ def _settings(client: Any, tenant: dict[str, Any]) -> dict[str, Any]:
 SETTINGS_FORM = {
     "half_lives.structural": "365", "half_lives.preferential": "180",
     "half_lives.procedural": "90", "half_lives.situational": "7",
+    "half_lives.working_seconds": "900", "working.max_half_lives": "4",
     "retention.deprecated_days": "30", "retention.quarantine_days": "30",
     "erasure.due_days": "30", "console.session_minutes": "30", "forget.cascade": "flag",
 }
@@ -170,7 +171,8 @@ def test_officer_saves_settings_through_the_service_and_it_is_audited(
 ) -> None:
     sign_in_client(client, staff_officer)
     form = {**SETTINGS_FORM, "half_lives.situational": "3.5", "erasure.due_days": "14",
-            "erasure.require_approval": "on", "forget.cascade": "forget"}
+            "erasure.require_approval": "on", "forget.cascade": "forget",
+            "half_lives.working_seconds": "60", "working.max_half_lives": "2.5"}
     saved = post_form(client, "/console/settings", form, csrf_from="/console/settings")
     assert saved.status_code == 303
     assert saved.headers["location"] == "/console/settings?saved=1"
@@ -178,6 +180,8 @@ def test_officer_saves_settings_through_the_service_and_it_is_audited(
     assert settings["half_lives"]["situational"] == 3.5
     assert settings["erasure"] == {"due_days": 14, "require_approval": True}
     assert settings["forget"]["cascade"] == "forget"
+    assert settings["half_lives"]["working_seconds"] == 60
+    assert settings["working"] == {"max_half_lives": 2.5}
     page = client.get("/console/settings?saved=1").text
     assert "Settings saved." in page and 'value="3.5"' in page
     [(actor, details)] = owner_conn.execute(
@@ -185,12 +189,15 @@ def test_officer_saves_settings_through_the_service_and_it_is_audited(
         "AND action = 'settings.updated'", (tenant["id"],)).fetchall()
     assert actor == f"staff:{staff_officer['id']}"
     assert set(details["changed"]) == {"half_lives.situational", "erasure.due_days",
-                                       "erasure.require_approval", "forget.cascade"}
+                                       "erasure.require_approval", "forget.cascade",
+                                       "half_lives.working_seconds",
+                                       "working.max_half_lives"}
 
 
 @pytest.mark.parametrize(("field", "value"), [
     ("half_lives.situational", "0"), ("erasure.due_days", "soon"),
     ("console.session_minutes", "5000"), ("retention.quarantine_days", ""),
+    ("working.max_half_lives", "-1"),
     ("forget.cascade", "shred"),
 ])
 def test_invalid_settings_show_the_error_beside_the_field_and_change_nothing(
