@@ -109,9 +109,9 @@ def create(
     `contradicted`); ``judged`` holds a judge model's verdicts on borderline pairs, asked
     before the transaction opened (`contradictions.judge_borderline`).
     """
-    sources.refuse_if_excluded(session, tenant_id=tenant_id, source=body.source, actor=actor,
-                               action="memory.create")
     if memory_id is not None:
+        # Before the exclusion check: a redelivery of a write that already happened answers
+        # as done even when a forget has since excluded its source (it stores nothing).
         existing = (store.find(session, tenant_id=tenant_id, memory_id=memory_id)
                     or store.written_by(session, tenant_id=tenant_id, write_id=memory_id))
         if existing is not None and existing.state == MemoryState.forgotten:
@@ -120,6 +120,8 @@ def create(
             # A redelivery after its operation record expired: it already happened.
             return Written(MemoryWritten(**store.view(session, existing).model_dump(),
                                          effects=Effects()), created=True)
+    sources.refuse_if_excluded(session, tenant_id=tenant_id, source=body.source, actor=actor,
+                               action="memory.create")
     _check_derived_from(session, tenant_id=tenant_id, ids=body.derived_from)
     wanted = list(dict.fromkeys(body.supersedes))
     slot_id = None
