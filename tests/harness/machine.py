@@ -9,6 +9,7 @@ worker would run them (`tasks.apply_ingestion(...)`); running one again is a red
 
 from __future__ import annotations
 
+import sys
 import uuid
 from typing import Any
 
@@ -61,6 +62,14 @@ class Counts:
 
     histories = 0
     steps = 0
+    progress_every = 0  # print a progress line every this many histories (0: never)
+
+    @classmethod
+    def history_started(cls) -> None:
+        cls.histories += 1
+        if cls.progress_every and cls.histories % cls.progress_every == 0:
+            print(f"progress: {cls.histories} histories, {cls.steps} steps", file=sys.stderr,
+                  flush=True)
 
 
 def history_machine(client: Any, owner_conn: Any) -> type[RuleBasedStateMachine]:
@@ -77,7 +86,7 @@ def history_machine(client: Any, owner_conn: Any) -> type[RuleBasedStateMachine]
             self.cascade = "flag"
             self.keys = 0
             self.seen_rows: dict[str, tuple[str, int]] = {}
-            Counts.histories += 1
+            Counts.history_started()
 
         # -- plumbing ------------------------------------------------------------------
 
@@ -251,7 +260,9 @@ def history_machine(client: Any, owner_conn: Any) -> type[RuleBasedStateMachine]
                 return
             body: dict[str, Any] = ({"text": self._text(1, template)} if text
                                     else {"metadata": {"n": self.keys}})
-            revision = memory.revision + (1 if stale else 0)
+            # A stale If-Match is an earlier revision (after a revert, the ABA case).
+            revision = memory.revision - (1 if memory.revision > 1 else -1) if stale \
+                else memory.revision
             response = self._send("PATCH", f"/v1/memories/{memory.id}", body,
                                   key=self._key() if keyed else None,
                                   headers={**self.app, "If-Match": f'"{revision}"'},
@@ -358,10 +369,10 @@ def history_machine(client: Any, owner_conn: Any) -> type[RuleBasedStateMachine]
                 _problem(response, 409, "legal-hold")
                 return
             assert response.status_code == 204, response.text
+            if memory.source is not None:  # a tombstone keeps its source: excluded again
+                self.model.excluded.add(memory.source)
             if memory.state != "forgotten":
                 memory.revision += 1
-                if memory.source is not None:
-                    self.model.excluded.add(memory.source)
                 self._forgotten(memory)
                 self._after_single_forget(memory)
 
@@ -388,7 +399,9 @@ def history_machine(client: Any, owner_conn: Any) -> type[RuleBasedStateMachine]
                 assert memory is not None and memory.subject == target.subject, answer
             for memory_id in answer["held"]:
                 assert self.model.held(self.model.memories[memory_id]), ("held", answer)
-            for memory_id in [*answer["forgotten"], *answer["quarantined"], *struck]:
+            # A hold forbids taking content (a forget, a strike); an archive quarantine
+            # takes none.
+            for memory_id in [*answer["forgotten"], *struck]:
                 assert not self.model.held(self.model.memories[memory_id]), ("unheld", answer)
             for memory_id in answer["forgotten"]:
                 memory = self.model.memories[memory_id]
@@ -491,6 +504,11 @@ def history_machine(client: Any, owner_conn: Any) -> type[RuleBasedStateMachine]
                 assert memory.key is None, "a memory holding a slot was collapsed"
                 memory.state, memory.age_days = "deprecated", 0.0
                 memory.revision += 1
+                # The kept memory is derived from each it collapsed (a provenance edge).
+                read = client.get(f"/v1/memories/{memory_id}", headers=self.app).json()
+                kept = self.model.memories[read["superseded_by"]]
+                assert kept.state in LIVE and kept.subject == memory.subject, (read, kept)
+                kept.derived_from.append(memory_id)
 
         @precondition(lambda self: bool(self.model.of_state("deprecated", "quarantined")))
         @rule(days=st.sampled_from([1.0, 31.0, 400.0]))
@@ -516,24 +534,28 @@ def history_machine(client: Any, owner_conn: Any) -> type[RuleBasedStateMachine]
                 memory = self.model.memories[memory_id]
                 memory.state, memory.age_days = "quarantined", 0.0
                 memory.revision += 1
-            for memory_id in expected_f:
+            for memory_id in sorted(expected_f):
                 memory = self.model.memories[memory_id]
                 memory.revision += 1
                 self._forgotten(memory)
+                self._after_single_forget(memory)  # the tenant's cascade, as for any forget
 
         # -- holds and erasure ---------------------------------------------------------
 
         @rule(subject=st.sampled_from([None, *SUBJECTS]), pick=picks)
         def hold(self, subject: str | None, pick: int) -> None:
+            memory = self._memory(pick)
             if subject is not None:
                 scope: dict[str, Any] = {"subject": subject}
-            else:
-                memory = self._memory(pick)
-                if memory is None:
-                    return
+            elif memory is not None:
                 scope = {"memory_ids": [memory.id]}
+            else:
+                return
             response = client.post("/v1/legal-holds", json={"reason": "case", **scope},
                                    headers=self.compliance)
+            if subject is None and memory is not None and memory.state == "forgotten":
+                _problem(response, 422, "invalid-reference")  # nothing left to hold
+                return
             assert response.status_code == 201, response.text
             hold_id = response.json()["id"]
             self.model.holds[hold_id] = Hold(hold_id, subject,

@@ -13,7 +13,7 @@ import sys
 import time
 from typing import Any
 
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, Phase, settings
 from hypothesis.stateful import run_state_machine_as_test
 
 from tests.harness.machine import Counts, history_machine
@@ -21,6 +21,8 @@ from tests.harness.machine import Counts, history_machine
 HISTORIES = int(os.environ.get("LETHE_HISTORIES", "300"))
 STEPS = int(os.environ.get("LETHE_HISTORY_STEPS", "10"))
 SEEDED = "LETHE_HISTORY_SEED" in os.environ
+# LETHE_HISTORY_SHRINK=0 reports a failing history as found, without minutes of shrinking.
+SHRINK = os.environ.get("LETHE_HISTORY_SHRINK", "1") != "0"
 
 SETTINGS = settings(
     max_examples=HISTORIES,
@@ -30,11 +32,13 @@ SETTINGS = settings(
     database=None,
     print_blob=True,
     suppress_health_check=list(HealthCheck),
+    phases=[phase for phase in Phase if SHRINK or phase not in (Phase.shrink, Phase.explain)],
 )
 
 
 def test_random_histories_keep_every_invariant(client: Any, owner_conn: Any) -> None:
     started, Counts.histories, Counts.steps = time.monotonic(), 0, 0
+    Counts.progress_every = int(os.environ.get("LETHE_HISTORY_PROGRESS", "0"))
     try:
         run_state_machine_as_test(history_machine(client, owner_conn), settings=SETTINGS)
     finally:
