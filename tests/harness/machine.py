@@ -407,6 +407,7 @@ def history_machine(client: Any, owner_conn: Any) -> type[RuleBasedStateMachine]
                 memory = self.model.memories[memory_id]
                 memory.revision += 1
                 self._forgotten(memory)
+                self._after_single_forget(memory)  # the tenant's cascade, as for any forget
             for memory_id in answer["quarantined"]:
                 memory = self.model.memories[memory_id]
                 if memory.state != "quarantined":
@@ -659,6 +660,11 @@ def history_machine(client: Any, owner_conn: Any) -> type[RuleBasedStateMachine]
                 assert answer == {"id": memory.id, "state": "forgotten"}, answer
             self.model.recorded = [r for r in self.model.recorded if r.key != first.key]
             self._no_forbidden_words(repr(answer), "a redelivered create's answer")
+
+        def teardown(self) -> None:
+            """At the end of every history, the tenant's audit chain still verifies."""
+            verify = client.get("/v1/audit/verify", headers=self.compliance)
+            assert verify.status_code == 200 and verify.json()["ok"] is True, verify.text
 
         # -- invariants ----------------------------------------------------------------
 
