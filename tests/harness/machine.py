@@ -414,7 +414,11 @@ def history_machine(client: Any, owner_conn: Any) -> type[RuleBasedStateMachine]
                     memory.state, memory.age_days = "quarantined", 0.0
                     memory.revision += 1
             for memory_id in struck:
-                self._struck(self.model.memories[memory_id], delete=delete)
+                memory = self.model.memories[memory_id]
+                # A struck memory derived from a forgotten one may be forgotten by the
+                # cascade in the same request (tenant setting `forget.cascade: forget`).
+                if memory.state != "forgotten":
+                    self._struck(memory, delete=delete)
 
         def _struck(self, memory: Memory, *, delete: bool) -> None:
             """Sentences struck from a memory: its new text read back; with delete, every
