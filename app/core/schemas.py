@@ -62,5 +62,9 @@ class PublicModel(BaseModel):
 
 
 # PostgreSQL cannot store NUL, and a blank fact or subject is no fact: both said in the schema
-# (so clients and property tests see them), not found later as a 500 or a junk row.
-NonBlank = Annotated[str, StringConstraints(pattern=r"^[^\x00]*[^\s\x00][^\x00]*$")]
+# (so clients and property tests see them), not found later as a 500 or a junk row. `\s`
+# differs between regex engines: U+0085 is whitespace to this server's (Unicode), not to a
+# JSON Schema reader's (ECMAScript), and U+FEFF the other way round; naming both makes
+# every engine draw the same line.
+NonBlank = Annotated[str, StringConstraints(
+    pattern=r"^[^\x00]*[^\s\x00\x85\ufeff][^\x00]*$")]

@@ -113,13 +113,15 @@ def create(
     caller (`bulk.write_item`) already refused an excluded source, in its own transaction, and
     found no earlier write with ``memory_id``.
     """
-    if not checked:
-        sources.refuse_if_excluded(session, tenant_id=tenant_id, source=body.source,
-                                   actor=actor, action="memory.create")
     if memory_id is not None and not checked:
+        # Before the exclusion check: a redelivery of a write that already happened answers
+        # as done even when a forget has since excluded its source (it stores nothing).
         done = already_written(session, tenant_id=tenant_id, memory_id=memory_id)
         if done is not None:
             return done
+    if not checked:
+        sources.refuse_if_excluded(session, tenant_id=tenant_id, source=body.source,
+                                   actor=actor, action="memory.create")
     _check_derived_from(session, tenant_id=tenant_id, ids=body.derived_from)
     wanted = list(dict.fromkeys(body.supersedes))
     slot_id = None

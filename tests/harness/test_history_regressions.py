@@ -1,0 +1,33 @@
+"""Histories the model-checked machine (`test_histories.py`) once failed, shrunk, kept as
+named tests so they fail again if the bug returns."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def test_a_create_redelivered_after_its_record_expired_answers_done_though_its_source_is_excluded(
+    client: Any, tenant: dict[str, Any], owner_conn: Any
+) -> None:
+    # Shrunk history: create (keyed, with a source); DELETE (forget + exclude the source);
+    # the operation record expires; the same create arrives again.
+    body = {"subject": "user:ana", "text": "I own a karizux.", "source": "conversation:2"}
+    keyed = {**tenant["app"], "Idempotency-Key": "h-1"}
+    created = client.post("/v1/memories", json=body, headers=keyed)
+    assert created.status_code == 201, created.text
+    memory_id = created.json()["id"]
+    assert client.delete(f"/v1/memories/{memory_id}", headers=tenant["app"]).status_code == 204
+    owner_conn.execute("DELETE FROM operation WHERE idempotency_key = 'h-1'")
+    rows = owner_conn.execute("SELECT count(*) FROM memory_version").fetchone()[0]
+
+    again = client.post("/v1/memories", json=body, headers=keyed)
+
+    # It already happened: answered as done with the same ID, nothing stored, no resurrection.
+    assert again.status_code == 201, again.text
+    assert again.json() == {"id": memory_id, "state": "forgotten"}
+    assert owner_conn.execute("SELECT count(*) FROM memory_version").fetchone()[0] == rows
+    assert client.get(f"/v1/memories/{memory_id}", headers=tenant["app"]).status_code == 404
+    # A new write citing the excluded source is still refused.
+    fresh = client.post("/v1/memories", json=body,
+                        headers={**tenant["app"], "Idempotency-Key": "h-2"})
+    assert fresh.status_code == 409 and fresh.json()["type"].endswith("/source-excluded")
