@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+import sys
 import tempfile
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -76,6 +79,22 @@ def database() -> Iterator[dict[str, Any]]:
     if server is not None:
         server.stop()
     shutil.rmtree(TEST_DIR, ignore_errors=True)
+
+
+@contextmanager
+def own_database(database: dict[str, Any], suffix: str) -> Iterator[str]:
+    """An empty database beside this run's (same server), dropped afterwards: its URL."""
+    test_url = make_url(database["url"])
+    name = f"{database['name']}_{suffix}"
+    admin = _libpq(test_url.set(database="postgres").render_as_string(False))
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    try:
+        yield test_url.set(database=name).render_as_string(False)
+    finally:
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(
+                sql.Identifier(name)))
 
 
 @pytest.fixture(autouse=True)
@@ -153,3 +172,47 @@ def tenant(client: Any) -> dict[str, Any]:
 @pytest.fixture
 def other_tenant(client: Any) -> dict[str, Any]:
     return make_tenant(client, "Globex")
+
+
+@pytest.fixture(scope="session")
+def server(database: dict[str, Any], tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The base URL of a live `lethe serve` (API and worker) on the test database, for the
+    SDK and CLI to talk to; stopped at the end of the run. Living that long, it must not take
+    other tests' work: its worker reads a broker of its own (a database beside the test one)
+    and it runs no beat, whose sweeps would act on the shared tables meanwhile."""
+    from app.core.runtime import get_runtime
+    from tests.live_serve import free_port, stop, wait_until_ready
+
+    runtime = get_runtime()
+    folder = tmp_path_factory.mktemp("sdk-serve")
+    port = free_port()
+    with own_database(database, "broker") as broker_url:
+        env = {**os.environ, "DATABASE_URL": runtime.owner_url,
+               "LETHE_APP_DATABASE_URL": runtime.app_url,
+               "CELERY_BROKER_URL": "sqla+" + broker_url,
+               "LETHE_DATA_DIR": str(folder / "data")}
+        (folder / "data").mkdir()
+        log = folder / "serve.log"
+        with log.open("w") as out:
+            process = subprocess.Popen(
+                [sys.executable, "-m", "app.cli", "serve", "--port", str(port),
+                 "--worker-concurrency", "1", "--no-beat"],
+                env=env, stdout=out, stderr=subprocess.STDOUT)
+        base = f"http://127.0.0.1:{port}"
+        try:
+            wait_until_ready(base, process, log)
+            yield base
+        finally:
+            stop(process)
+
+
+@pytest.fixture
+def keys(server: str) -> dict[str, Any]:
+    """A new tenant made through the SDK with the admin token: its ID and both keys."""
+    from lethe_client import Lethe
+
+    with Lethe(server, ADMIN_TOKEN) as admin:
+        created = admin.tenants.create("SDK tenant")
+    assert created.api_keys is not None
+    return {"id": created.id, "app": created.api_keys.app,
+            "compliance": created.api_keys.compliance}

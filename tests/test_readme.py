@@ -11,18 +11,15 @@ from __future__ import annotations
 import json
 import os
 import re
-import signal
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
-import httpx
 import pytest
 
 from app.core.runtime import get_runtime
 from app.receipts import offline
+from tests.live_serve import free_port, stop, wait_until_ready
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 SESSION = "## A first session with curl"
@@ -63,28 +60,9 @@ def session_blocks(text: str) -> list[str]:
     return re.findall(r"```sh\n(.*?)```", section, flags=re.DOTALL)
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def _path(url: str) -> str:
     path = "/" + url.split("/", 3)[3].split("?")[0]
     return re.sub(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", "{id}", path)
-
-
-def _wait_until_ready(base: str, server: subprocess.Popen[str], log: Path) -> None:
-    deadline = time.monotonic() + 240
-    while time.monotonic() < deadline:
-        assert server.poll() is None, log.read_text()
-        try:
-            if httpx.get(f"{base}/readyz", timeout=5).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.5)
-    raise AssertionError("the server did not become ready:\n" + log.read_text())
 
 
 def test_session_blocks_are_found() -> None:
@@ -96,7 +74,7 @@ def test_session_blocks_are_found() -> None:
 @pytest.mark.slow
 def test_the_readme_curl_session_runs_as_written(tmp_path: Path) -> None:
     runtime = get_runtime()
-    port = _free_port()
+    port = free_port()
     env = {key: value for key, value in os.environ.items()
            if key not in ("LETHE_ADMIN_TOKEN", "LETHE_SECRET_KEY")}
     # The test database, and a data folder of the session's own, where the generated admin
@@ -111,7 +89,7 @@ def test_the_readme_curl_session_runs_as_written(tmp_path: Path) -> None:
             env=env, stdout=out, stderr=subprocess.STDOUT, text=True,
         )
     try:
-        _wait_until_ready(f"http://127.0.0.1:{port}", server, log)
+        wait_until_ready(f"http://127.0.0.1:{port}", server, log)
         script = "\n".join(session_blocks(README.read_text()))
         script = script.replace("localhost:8000", f"127.0.0.1:{port}")
         prelude = (
@@ -144,9 +122,4 @@ def test_the_readme_curl_session_runs_as_written(tmp_path: Path) -> None:
         key = json.loads((tmp_path / "receipt-key.json").read_text())
         assert offline.verify_text((tmp_path / "receipt.json").read_text(), key).ok
     finally:
-        server.send_signal(signal.SIGTERM)
-        try:
-            server.wait(60)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
+        stop(server)

@@ -75,18 +75,29 @@ def beat_command() -> list[str]:
             "--loglevel=INFO", f"--schedule={schedule}"]
 
 
-def serve_all(runtime: Runtime, host: str, port: int, concurrency: int) -> int:
-    """Run the API, a worker and beat as children; stop them all on Ctrl-C or SIGTERM."""
+def serve_parts(runtime: Runtime, host: str, port: int, concurrency: int,
+                with_beat: bool) -> dict[str, tuple[list[str], dict[str, str]]]:
+    """Each part `serve_all` runs: its command and environment."""
+    parts = {
+        "api": (api_command(host, port), {**os.environ, **api_environment(runtime)}),
+        "worker": (worker_command(concurrency), {**os.environ, **worker_environment(runtime)}),
+    }
+    if with_beat:
+        parts["beat"] = (beat_command(), {**os.environ, **child_environment(runtime)})
+    return parts
+
+
+def serve_all(runtime: Runtime, host: str, port: int, concurrency: int,
+              with_beat: bool = True) -> int:
+    """Run the API, a worker and beat as children; stop them all on Ctrl-C or SIGTERM.
+
+    Without beat for a second machine of one installation: two beats would send each
+    periodic job twice (harmless, but twice the work)."""
     migrate(runtime)
     if runtime.generated_admin_token:
         print(f"lethe: admin token: {runtime.admin_token}", flush=True)
         print(f"lethe: (kept in {get_settings().data_dir.resolve() / 'secrets.json'})", flush=True)
-    env = {**os.environ, **child_environment(runtime)}
-    parts = {
-        "api": (api_command(host, port), {**os.environ, **api_environment(runtime)}),
-        "worker": (worker_command(concurrency), {**os.environ, **worker_environment(runtime)}),
-        "beat": (beat_command(), env),
-    }
+    parts = serve_parts(runtime, host, port, concurrency, with_beat)
     # Own sessions: a terminal's Ctrl-C reaches only this supervisor, which stops the
     # children in order instead of letting them race each other down.
     children = {
@@ -142,9 +153,11 @@ Port = Annotated[int, typer.Option(help="port to listen on")]
 def register(cli: typer.Typer) -> None:
     @cli.command("serve")
     def serve(host: Host = "127.0.0.1", port: Port = 8000,
-              worker_concurrency: Annotated[int, typer.Option()] = 2) -> int:
+              worker_concurrency: Annotated[int, typer.Option()] = 2,
+              beat: Annotated[bool, typer.Option(
+                  help="also run beat (one per installation)")] = True) -> int:
         """Run API, console, a worker and beat together."""
-        return serve_all(get_runtime(), host, port, worker_concurrency)
+        return serve_all(get_runtime(), host, port, worker_concurrency, with_beat=beat)
 
     @cli.command("migrate")
     def migrate_command() -> int:

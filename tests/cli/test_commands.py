@@ -13,7 +13,6 @@ import pytest
 
 from app.cli import main
 from app.cli.data import line_key
-from tests.sdk.conftest import keys, server  # noqa: F401  (fixtures: a live lethe serve)
 
 
 def lethe(*args: str) -> subprocess.CompletedProcess[str]:
@@ -36,7 +35,7 @@ def test_tenants_create_prints_keys_and_list_shows_it(capsys: pytest.CaptureFixt
 
 
 def test_import_is_batched_and_a_rerun_skips_what_landed(
-    server: str, keys: dict[str, Any], tmp_path: Path, owner_conn: Any,  # noqa: F811
+    server: str, keys: dict[str, Any], tmp_path: Path, owner_conn: Any,
 ) -> None:
     lines = [json.dumps({"subject": "user:imp", "text": f"Imported fact {n} is here."})
              for n in range(5)]

@@ -20,3 +20,13 @@ def test_the_api_embeds_in_a_child_process_unless_the_operator_says_not(
 def test_workers_and_beat_keep_the_model_in_process(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("LETHE_EMBEDDING_PROCESS", "true")
     assert child_environment(get_runtime())["LETHE_EMBEDDING_PROCESS"] == "false"
+
+
+def test_serve_runs_beat_unless_told_this_machine_is_not_the_installations_one() -> None:
+    from app.cli.processes import serve_parts
+
+    every = serve_parts(get_runtime(), "127.0.0.1", 8000, 2, with_beat=True)
+    assert sorted(every) == ["api", "beat", "worker"]
+    assert "beat" in every["beat"][0]
+    assert sorted(serve_parts(get_runtime(), "127.0.0.1", 8000, 2, with_beat=False)) == [
+        "api", "worker"]

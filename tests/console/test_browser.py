@@ -120,6 +120,8 @@ def test_officer_visits_every_page_by_keyboard_and_axe_finds_nothing_serious(
 ) -> None:
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
+    from selenium.webdriver.support import expected_conditions
+    from selenium.webdriver.support.ui import WebDriverWait
 
     _seed(client, tenant, owner_conn)
     sign_in(browser, live_server, staff_officer)
@@ -155,7 +157,9 @@ def test_officer_visits_every_page_by_keyboard_and_axe_finds_nothing_serious(
     browser.find_element(By.ID, "f-action").send_keys("memory")
     browser.find_element(By.ID, "f-since").send_keys("not a time")
     browser.find_element(By.ID, "f-since").send_keys(Keys.ENTER)
-    assert "UTC" in browser.find_element(By.ID, "f-since-error").text
+    error = WebDriverWait(browser, 20).until(
+        expected_conditions.presence_of_element_located((By.ID, "f-since-error")))
+    assert "UTC" in error.text
     axe_check(browser)
 
     for path in ("/console/staff", "/console/settings"):
@@ -166,14 +170,14 @@ def test_officer_visits_every_page_by_keyboard_and_axe_finds_nothing_serious(
     field = browser.find_element(By.ID, "f-half_lives.situational")
     field.clear()
     field.send_keys("-1")
-    browser.find_element(By.XPATH, "//button[normalize-space()='Save settings']").click()
+    submit(browser, browser.find_element(By.XPATH, "//button[normalize-space()='Save settings']"))
     error = browser.find_element(By.ID, "f-half_lives.situational-error")
     assert "greater than 0" in error.text
     axe_check(browser)
     field = browser.find_element(By.ID, "f-half_lives.situational")
     field.clear()
     field.send_keys("10")
-    browser.find_element(By.XPATH, "//button[normalize-space()='Save settings']").click()
+    submit(browser, browser.find_element(By.XPATH, "//button[normalize-space()='Save settings']"))
     assert browser.find_element(By.ID, "settings-saved").text == "Settings saved."
     assert client.get("/v1/settings", headers=tenant["app"]).json()[
         "half_lives"]["situational"] == 10

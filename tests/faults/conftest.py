@@ -35,7 +35,9 @@ class SharedWorker:
         return self.log.read_text(errors="replace")[since:]
 
 
-@pytest.fixture(scope="session")
+# Package scope: stopped after the last fault test, so later tests' workers alone read the
+# broker.
+@pytest.fixture(scope="package")
 def shared_worker(database: dict[str, Any], tmp_path_factory: pytest.TempPathFactory,
                   ) -> Iterator[SharedWorker]:
     folder = tmp_path_factory.mktemp("faults-worker")

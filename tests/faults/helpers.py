@@ -146,6 +146,18 @@ def beat(env: dict[str, str], folder: Path, name: str) -> Iterator[subprocess.Po
         stop(process)
 
 
+def sender_of(pid: int, port: int) -> int:
+    """The pool process of worker ``pid`` whose TCP connection has local port ``port``."""
+    import psutil
+
+    for child in pool_children(pid):
+        with suppress(psutil.NoSuchProcess):
+            if any(c.laddr and c.laddr.port == port
+                   for c in psutil.Process(child).net_connections(kind="tcp")):
+                return child
+    raise AssertionError(f"no pool process of {pid} holds port {port}")
+
+
 def pool_children(pid: int) -> list[int]:
     found: list[int] = []
     for task in Path(f"/proc/{pid}/task").iterdir():

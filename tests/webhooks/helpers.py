@@ -51,9 +51,10 @@ class Receiver:
 
 @contextmanager
 def receiver(answers: list[int] | None = None,
-             on_post: Callable[[int], None] | None = None) -> Iterator[Receiver]:
-    """A receiver on a free port; ``on_post(n)`` runs when the n-th POST (from 1) has been
-    recorded, before it is answered (a test's fault: kill the sender, hang…)."""
+             on_post: Callable[[int, int], None] | None = None) -> Iterator[Receiver]:
+    """A receiver on a free port; ``on_post(n, port)`` runs when the n-th POST (from 1) has
+    been recorded, before it is answered (a test's fault: kill the sender, hang…); ``port``
+    is the sender's TCP port, which names its process."""
     state: dict[str, Receiver] = {}
 
     class Handler(BaseHTTPRequestHandler):
@@ -65,7 +66,7 @@ def receiver(answers: list[int] | None = None,
                 status = target.answers[min(len(target.received), len(target.answers)) - 1]
                 count = len(target.received)
             if on_post is not None:
-                on_post(count)
+                on_post(count, self.client_address[1])
             self.send_response(status)
             self.send_header("content-length", "0")
             self.end_headers()
