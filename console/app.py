@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import logging
+
 from fastapi import FastAPI, Request, status
 from fastapi.responses import Response
 from fastapi.staticfiles import StaticFiles
 
+from app.core import db
+from app.core.errors import DATABASE_ERRORS, UNAVAILABLE_RETRY_AFTER_SECONDS
 from console import (
     routes_audit,
     routes_auth,
@@ -21,6 +25,8 @@ from console.cookies import PendingCookiesMiddleware
 from console.deps import CrossSiteForm, CsrfRefused, NotAnOfficer, NotSignedIn
 from console.headers import SecurityHeadersMiddleware
 from console.templating import STATIC_DIR, templates
+
+log = logging.getLogger(__name__)
 
 REFUSALS: dict[type[Exception], str] = {
     CrossSiteForm: "Forms from other sites are not accepted.",
@@ -47,6 +53,8 @@ def create_console() -> FastAPI:
     console.add_exception_handler(NotSignedIn, _not_signed_in)
     for refusal in REFUSALS:
         console.add_exception_handler(refusal, _refused)
+    for database_error in DATABASE_ERRORS:
+        console.add_exception_handler(database_error, _database_error)
     # Outermost last: the headers go on every response, cookies included.
     console.add_middleware(PendingCookiesMiddleware)
     console.add_middleware(SecurityHeadersMiddleware)
@@ -64,3 +72,25 @@ async def _refused(request: Request, exc: Exception) -> Response:
         request, "refused.html", {"message": REFUSALS[type(exc)], "viewer": viewer},
         status_code=status.HTTP_403_FORBIDDEN,
     )
+
+
+async def _database_error(request: Request, exc: Exception) -> Response:
+    """A page for people where the API answers problem+json: 503 with Retry-After while the
+    database is unreachable (the form can be sent again as it is), 500 otherwise."""
+    viewer = getattr(request.state, "console_viewer", None)
+    if db.is_transient(exc):
+        # The class name only: driver messages can quote parameters, and those can be text.
+        log.warning("console: database unavailable: %s", type(exc).__name__)
+        return templates.TemplateResponse(
+            request, "unavailable.html",
+            {"heading": "Temporarily unavailable", "viewer": viewer,
+             "message": "The database cannot be reached just now; nothing was changed. "
+                        "Try again in a moment."},
+            status_code=status.HTTP_503_SERVICE_UNAVAILABLE,
+            headers={"Retry-After": str(UNAVAILABLE_RETRY_AFTER_SECONDS)})
+    log.error("console: database error: %s", type(exc).__name__)
+    return templates.TemplateResponse(
+        request, "unavailable.html",
+        {"heading": "Something failed", "viewer": viewer,
+         "message": "The console failed on its side; nothing was changed."},
+        status_code=status.HTTP_500_INTERNAL_SERVER_ERROR)

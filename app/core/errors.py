@@ -179,6 +179,10 @@ async def _validation_error(_: Request, exc: Exception) -> JSONResponse:
     return JSONResponse(problem, status_code=422, media_type=PROBLEM_MEDIA_TYPE)
 
 
+# What a handler of database errors catches (SQLAlchemy's, and the raw driver's of recall's
+# pipeline); `db.is_transient` tells which of them is an outage.
+DATABASE_ERRORS = (sa_exc.DBAPIError, sa_exc.TimeoutError, psycopg.Error)
+
 # How long a client is asked to wait after a 503: a restarting database or a failover
 # usually answers again within seconds, and a shorter wait only adds load while it comes back.
 UNAVAILABLE_RETRY_AFTER_SECONDS = 2
@@ -219,7 +223,7 @@ def install(app: FastAPI) -> None:
     app.add_exception_handler(RequestValidationError, _validation_error)
     # Database errors (SQLAlchemy's, and the raw driver's of recall's pipeline): a lost or
     # refused connection is a 503 with Retry-After, anything else stays a 500.
-    for database_error in (sa_exc.DBAPIError, sa_exc.TimeoutError, psycopg.Error):
+    for database_error in DATABASE_ERRORS:
         app.add_exception_handler(database_error, _database_error)
     app.add_exception_handler(Exception, _unhandled)
 

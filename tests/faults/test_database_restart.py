@@ -1,14 +1,15 @@
 """The database restarts under a real API process while writes keep arriving.
 
 What must hold: every answer is a 201 whose memory is then readable, or a 503 problem+json
-with `Retry-After` (never a 500); a 503'd request sent again with its Idempotency-Key lands
-exactly once; no memory is half-written (each has its one version, its current pointer and
-its idempotency record); and the API serves again once the database is back, without being
-restarted itself.
+with `Retry-After` (never a 500), and the console answers a 503 page; a 503'd request sent
+again with its Idempotency-Key lands exactly once; no memory is half-written (each has its
+one version, its current pointer and its idempotency record); and the API serves again once
+the database is back, without being restarted itself.
 """
 
 from __future__ import annotations
 
+import re
 import sys
 import threading
 import time
@@ -75,6 +76,29 @@ class Load:
             return sum(1 for sent in self.sent if sent.status == status)
 
 
+def _console_login_form(served: Api) -> tuple[httpx.Client, str]:
+    """A browser's view of the sign-in page: its cookies and the form's CSRF token."""
+    console = served.client()
+    page = console.get("/console/login")
+    found = re.search(r'name="csrf_token" value="([^"]+)"', page.text)
+    assert page.status_code == 200 and found, page.text
+    return console, found.group(1)
+
+
+def _assert_console_unavailable(served: Api, console: httpx.Client, token: str) -> None:
+    """A sign-in while the database is down: a page for people, 503 with Retry-After."""
+    try:
+        answer = console.post("/console/login", headers={"Origin": served.base},
+                              data={"email": "officer@example.com", "password": "pw",
+                                    "csrf_token": token})
+    finally:
+        console.close()
+    assert answer.status_code == 503, answer.text
+    assert answer.headers["content-type"].startswith("text/html")
+    assert int(answer.headers["retry-after"]) > 0
+    assert "nothing was changed" in answer.text
+
+
 @pytest.fixture
 def own_database(tmp_path: Path) -> Iterator[tuple[embedded.EmbeddedServer, dict[str, str]]]:
     """A PostgreSQL of this test's own (stopped and started by it), migrated to head."""
@@ -103,9 +127,11 @@ def test_writes_across_a_database_restart_are_applied_whole_or_answered_503(
         try:
             wait_until(lambda: load.count(201) >= 10, timeout=60, what="no writes succeeded",
                        log=served.log)
+            console, token = _console_login_form(served)
             server.stop()  # fast shutdown: the backends of running requests are cut off
             wait_until(lambda: load.count(503) >= 3, timeout=30, what="no 503 while down",
                        log=served.log)
+            _assert_console_unavailable(served, console, token)
             time.sleep(DOWN_SECONDS)
             embedded.start(tmp_path / "db")
             before = load.count(201)
