@@ -99,7 +99,11 @@ def erase_batch(session: Session, *, tenant_id: uuid.UUID, request_id: uuid.UUID
         return 0
     derived = dict(batch)
     locked = memories.lock(session, tenant_id=tenant_id, ids=list(derived))
-    held = memories.held_by(session, tenant_id=tenant_id, ids=list(derived))
+    # A hold keeps content; a memory already forgotten has none left to keep, so a hold
+    # covering only its tombstone does not stop the request (nor leave it `on_hold`).
+    held = {memory_id: hold_id for memory_id, hold_id
+            in memories.held_by(session, tenant_id=tenant_id, ids=list(derived)).items()
+            if memory_id in locked and locked[memory_id].state != MemoryState.forgotten}
     erase = [locked[i] for i in sorted(locked)
              if i not in held and locked[i].state != MemoryState.forgotten]
     erased = [memory.id for memory in erase]

@@ -31,3 +31,30 @@ def test_a_create_redelivered_after_its_record_expired_answers_done_though_its_s
     fresh = client.post("/v1/memories", json=body,
                         headers={**tenant["app"], "Idempotency-Key": "h-2"})
     assert fresh.status_code == 409 and fresh.json()["type"].endswith("/source-excluded")
+
+
+def test_an_erasure_whose_held_memories_were_all_forgotten_already_completes(
+    client: Any, tenant: dict[str, Any]
+) -> None:
+    # Shrunk history: create a memory of user:ana; DELETE it; a hold on the subject; an
+    # erasure of the subject. The hold covers only a tombstone: nothing is kept, so the
+    # request completes instead of waiting on_hold for a release that changes nothing.
+    from app.erasure import tasks as erasure_tasks
+
+    created = client.post("/v1/memories", json={"subject": "user:ana", "text": "I own a boat."},
+                          headers=tenant["app"])
+    assert created.status_code == 201, created.text
+    memory_id = created.json()["id"]
+    assert client.delete(f"/v1/memories/{memory_id}", headers=tenant["app"]).status_code == 204
+    hold = client.post("/v1/legal-holds", json={"reason": "case", "subject": "user:ana"},
+                       headers=tenant["compliance"])
+    assert hold.status_code == 201, hold.text
+
+    filed = client.post("/v1/erasure-requests", json={"subject": "user:ana"},
+                        headers=tenant["app"])
+    assert filed.status_code == 202, filed.text
+    erasure_tasks.run(filed.json()["id"], tenant["id"])
+
+    read = client.get(f"/v1/erasure-requests/{filed.json()['id']}",
+                      headers=tenant["compliance"])
+    assert read.json()["status"] == "completed", read.text
