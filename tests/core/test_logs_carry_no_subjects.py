@@ -70,8 +70,7 @@ def served(tmp_path: Path) -> Iterator[Served]:
     data.mkdir()
     env = {key: value for key, value in os.environ.items()
            if key not in ("DATABASE_URL", "LETHE_APP_DATABASE_URL", "CELERY_BROKER_URL")}
-    env.update({"LETHE_DATA_DIR": str(data), "HF_HUB_OFFLINE": "1",
-                "TRANSFORMERS_OFFLINE": "1", "LETHE_EMBEDDING_PROCESS": "false"})
+    env.update({"LETHE_DATA_DIR": str(data), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"})
     for job in ("prune", "decay", "consolidate", "retention", "requeue", "erasure_sweep"):
         env[f"LETHE_{job.upper()}_INTERVAL_SECONDS"] = BEAT_SECONDS
     port = free_port()
@@ -181,11 +180,13 @@ def _unparsable_request(served: Served, mark: str) -> None:
         assert sock.recv(4096).startswith(b"HTTP/1.1 400")
 
 
-def _duplicate_keys(served: Served, mark: str) -> str:
+def _duplicate_keys(served: Served, mark: str) -> list[str]:
     """PostgreSQL refuses a duplicate key naming the subject, once with the value written
     into the statement and once through the app's engine with it bound: the server logs
-    both ERRORs. The second one's exception is logged by Lethe's formatter, which is
-    returned."""
+    both ERRORs. The second one's exception, as Lethe's formatter writes it in the API's
+    line and in Celery's lines of a task that raised it or returned the subject: returned."""
+    from celery.app import trace
+
     from app.core import db, embedded, logs
 
     server = embedded.start(served.data)  # attaches to the running server
@@ -202,9 +203,21 @@ def _duplicate_keys(served: Served, mark: str) -> str:
                                {"value": f"user:{mark}"})
     finally:
         engine.dispose()
-    record = logging.LogRecord("lethe.test", logging.ERROR, __file__, 0, "insert failed: %s",
-                               (refused.value,), (IntegrityError, refused.value, None))
-    return logs.JsonFormatter().format(record)
+    error = refused.value
+    failed = (IntegrityError, error, error.__traceback__)
+    task = {"id": "1", "name": "erasure.run", "hostname": "celery@here", "internal": False,
+            "description": "raised unexpected", "exc": repr(error), "traceback": "",
+            "args": f"('{mark}',)", "kwargs": "{}", "runtime": 0.1,
+            "return_value": repr(f"user:{mark}")}
+    records = [
+        logging.LogRecord("app.core.errors", logging.ERROR, __file__, 0, "unhandled: %s",
+                          (error,), failed),
+        logging.LogRecord("celery.app.trace", logging.ERROR, __file__, 0,
+                          trace.LOG_FAILURE.strip(), (task,), failed),
+        logging.LogRecord("celery.app.trace", logging.INFO, __file__, 0, trace.LOG_SUCCESS,
+                          (task,), None),
+    ]
+    return [logs.JsonFormatter().format(record) for record in records]
 
 
 def test_no_log_line_names_a_subject_source_text_or_query_string(served: Served) -> None:
@@ -220,8 +233,11 @@ def test_no_log_line_names_a_subject_source_text_or_query_string(served: Served)
     _until(lambda: served.http.get(erasure, headers=tenant["compliance"]).json()["status"]
            == "completed", lambda: served.http.get(erasure, headers=tenant["compliance"]).text)
 
-    assert mark not in formatted and "Key (" not in formatted, formatted
-    assert "UniqueViolation (sqlstate 23505" in json.loads(formatted)["error"]
+    for line in formatted:
+        assert mark not in line and "Key (" not in line, line
+    assert "UniqueViolation (sqlstate 23505, constraint zq_unique_pkey" in json.loads(
+        formatted[0])["error"]
+    assert "raised unexpected: IntegrityError" in formatted[1]
     served.stop()
     logged = {path.name: path.read_text(errors="replace") for path in served.logs}
     assert "duplicate key value violates unique constraint" in logged["log"], logged["log"]
