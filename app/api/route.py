@@ -194,7 +194,8 @@ class LetheRoute(APIRoute):
                     if attempt < ATTEMPTS and retryable(exc):
                         # The victim of a deadlock with another transaction (say an ingestion
                         # holding the tenant's audit chain) runs again instead of failing.
-                        log.info("retrying %s %s after %s", request.method, request.url.path,
+                        # The route's template: a path can name a session or a key.
+                        log.info("retrying %s %s after %s", request.method, self.path_format,
                                  type(exc).__name__)
                         continue
                     raise

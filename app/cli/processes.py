@@ -57,12 +57,16 @@ def worker_environment(runtime: Runtime) -> dict[str, str]:
 
 
 def api_command(host: str, port: int) -> list[str]:
+    # No access log: its line is the raw path and query string (`?subject=`); the app logs
+    # each request by its route template instead, and switches uvicorn's off in any case.
     return [sys.executable, "-m", "uvicorn", "app.main:create_app", "--factory",
             "--host", host, "--port", str(port), "--no-access-log",
             # Requests the HTTP parser refuses are answered as problem+json too.
             "--http", "app.core.http_protocol:ProblemHTTPProtocol"]
 
 
+# Worker and beat log JSON lines through app/core/logs.py (Celery's `setup_logging` signal,
+# app/core/celery_app.py): no task's arguments, error text or returned text.
 def worker_command(concurrency: int) -> list[str]:
     return [sys.executable, "-m", "celery", "-A", "app.core.celery_app", "worker",
             "--loglevel=INFO", f"--concurrency={concurrency}", "--without-gossip",

@@ -9,12 +9,13 @@ could carry memory content, and callers read outcomes from operation records ins
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from celery import Celery
-from celery.signals import worker_process_init, worker_ready
+from celery.signals import setup_logging, worker_process_init, worker_ready
 
-from app.core import task_metrics
+from app.core import logs, task_metrics
 from app.core.config import get_settings
 
 TASK_MODULES = [
@@ -30,6 +31,14 @@ TASK_MODULES = [
 ]
 
 celery_app = Celery("lethe", include=TASK_MODULES)
+
+
+@setup_logging.connect
+def _logs(loglevel: int | str | None = None, **_: Any) -> None:
+    """Worker and beat log as the API does (app/core/logs.py): JSON lines, and task lines
+    that quote neither an error's text nor what a task returned."""
+    logs.configure(logging.getLevelName(loglevel) if isinstance(loglevel, str)
+                   else loglevel or logging.INFO)
 
 
 @celery_app.on_configure.connect

@@ -44,6 +44,8 @@ def make_engine(url: str, *, pool_size: int = 5, **kwargs: Any) -> Engine:
         # (their prepared statements stay useful) and the rest stay idle, where a server-side
         # idle timeout may close them; the checkout check below notices that.
         pool_use_lifo=True,
+        # A statement error's text would otherwise quote its parameters: memory text, subjects.
+        hide_parameters=True,
         **kwargs,
     )
     event.listen(engine, "checkout", _check_alive)

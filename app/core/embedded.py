@@ -69,9 +69,38 @@ def start(data_dir: Path, *, shared_buffers_mb: int | None = None) -> EmbeddedSe
     socket_dir = uri.split("host=", 1)[1].split("&", 1)[0]
     embedded = EmbeddedServer(pgdata=data_dir.resolve() / "pgdata", socket_dir=socket_dir)
     _ensure_database(embedded)
+    _quiet_logging(embedded)
     _size_buffers(embedded, shared_buffers_mb or default_shared_buffers_mb(),
                   start_again=server.ensure_postgres_running)
     return embedded
+
+
+# What the server's own log (`pgdata/log`) may hold: an error's one-line message, never its
+# DETAIL (`Key (tenant_id, subject_digest)=(...) already exists`), CONTEXT or HINT, nor the
+# statement or the parameters that caused it. docs/compliance.md asks the same of a server
+# an operator runs.
+LOG_SETTINGS = {
+    "log_error_verbosity": "terse",
+    "log_min_error_statement": "panic",
+    "log_statement": "none",
+    "log_min_duration_statement": "-1",
+    "log_parameter_max_length": "0",
+    "log_parameter_max_length_on_error": "0",
+}
+
+
+def _quiet_logging(server: EmbeddedServer) -> None:
+    """Apply `LOG_SETTINGS` (all reloadable: no restart, nobody's connection lost)."""
+    with psycopg.connect(server.conninfo(), autocommit=True) as conn:
+        current: dict[str, str] = dict(conn.execute(
+            "SELECT name, setting FROM pg_settings WHERE name = ANY(%s)",
+            (list(LOG_SETTINGS),)).fetchall())
+        changed = [name for name, value in LOG_SETTINGS.items() if current.get(name) != value]
+        for name in changed:
+            conn.execute(sql.SQL("ALTER SYSTEM SET {} = {}").format(
+                sql.Identifier(name), sql.Literal(LOG_SETTINGS[name])))
+        if changed:
+            conn.execute("SELECT pg_reload_conf()")
 
 
 def default_shared_buffers_mb() -> int:

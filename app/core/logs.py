@@ -2,8 +2,16 @@
 
 `RequestIdMiddleware` gives every request an ID (the caller's `X-Request-ID` when it is a
 sane token, else a new one), returns it as `X-Request-ID` and logs one line per request with
-method, route, status and duration. Lines never carry bodies or query strings: those hold
-memory text and subjects.
+method, route, status and duration. Lines never carry bodies, paths or query strings: those
+hold memory text, subjects and sources. uvicorn's own access line (raw path and query string)
+is switched off, whatever uvicorn was told.
+
+What a line says is limited for the same reason (docs/decisions.md, "Log lines name no
+subject"): an exception appears as its type, its frames and, for a database error, its SQLSTATE
+and constraint, never its message (psycopg's carries the DETAIL `Key (...)=(...)`, SQLAlchemy's
+the statement's parameters); an exception passed as an argument appears as its type name; and
+Celery's task lines show neither the error's text nor a return value other than a count, a
+flag or a status word.
 """
 
 from __future__ import annotations
@@ -12,7 +20,9 @@ import json
 import logging
 import re
 import time
+import traceback
 import uuid
+from collections.abc import Mapping
 from contextvars import ContextVar
 from datetime import UTC, datetime
 from typing import Any
@@ -33,20 +43,93 @@ class JsonFormatter(logging.Formatter):
             "time": datetime.fromtimestamp(record.created, UTC).isoformat(),
             "level": record.levelname.lower(),
             "logger": record.name,
-            "message": record.getMessage(),
+            "message": message(record),
         }
         current = request_id.get()
         if current is not None:
             line["request_id"] = current
         line.update(getattr(record, "fields", {}))
-        if record.exc_info:
-            line["error"] = self.formatException(record.exc_info)
+        if record.exc_info and record.exc_info[1] is not None:
+            line["error"] = safe_traceback(record.exc_info[1])
         return json.dumps(line, default=str)
 
 
+# A Celery return value shown as is: a count, a flag, nothing, or a status word.
+PLAIN_RESULT = re.compile(r"^(None|True|False|-?\d+|'[a-z_]{1,32}')$")
+HIDDEN = "(hidden)"
+
+
+def message(record: logging.LogRecord) -> str:
+    """The record's message with its arguments made safe: an exception as its type name, and
+    in Celery's task lines (arguments by name) the error's text and the task's arguments and
+    return value hidden."""
+    args: Any = record.args
+    if isinstance(args, Mapping):
+        error = record.exc_info[1] if record.exc_info else None
+        args = {name: _named_argument(name, value, error) for name, value in args.items()}
+    elif isinstance(args, tuple):
+        args = tuple(type(arg).__name__ if isinstance(arg, BaseException) else arg
+                     for arg in args)
+    text = str(record.msg)
+    return text % args if args else text
+
+
+def _named_argument(name: str, value: Any, error: BaseException | None) -> Any:
+    if isinstance(value, BaseException):
+        return type(value).__name__
+    if name == "exc":
+        return type(error).__name__ if error is not None else HIDDEN
+    if name == "return_value":
+        return value if PLAIN_RESULT.match(str(value)) else HIDDEN
+    if name in ("args", "kwargs", "traceback"):
+        return HIDDEN
+    return value
+
+
+def safe_traceback(error: BaseException) -> str:
+    """Python's traceback of ``error`` and its causes, each exception named but not quoted."""
+    chain: list[BaseException] = []
+    current: BaseException | None = error
+    while current is not None and all(current is not seen for seen in chain):
+        chain.append(current)
+        current = current.__cause__ or (None if current.__suppress_context__
+                                        else current.__context__)
+    return "\n\nThe above exception led to:\n\n".join(
+        "Traceback (most recent call last):\n"
+        + "".join(traceback.format_list(traceback.extract_tb(each.__traceback__)))
+        + describe(each)
+        for each in reversed(chain))
+
+
+def describe(error: BaseException) -> str:
+    """The exception's type, with what identifies a database error without quoting values."""
+    kind = type(error)
+    name = kind.__qualname__ if kind.__module__ == "builtins" else (
+        f"{kind.__module__}.{kind.__qualname__}")
+    facts = []
+    sqlstate = getattr(error, "sqlstate", None)
+    if isinstance(sqlstate, str):
+        facts.append(f"sqlstate {sqlstate}")
+    diag = getattr(error, "diag", None)
+    for label in ("constraint_name", "table_name", "column_name"):
+        value = getattr(diag, label, None) if diag is not None else None
+        if isinstance(value, str):
+            facts.append(f"{label.removesuffix('_name')} {value}")
+    if isinstance(error, OSError) and error.errno is not None:
+        facts.append(f"errno {error.errno}")
+    return name + (f" ({', '.join(facts)})" if facts else "")
+
+
 def configure(level: int = logging.INFO) -> None:
-    """JSON lines on stderr for the whole process, uvicorn's loggers included; left alone when
-    the root logger already has a handler (a test runner, or a host that configured it)."""
+    """JSON lines on stderr for the whole process (API, worker, beat), uvicorn's loggers
+    included; left alone when the root logger already has a handler (a test runner, or a host
+    that configured it), except that uvicorn's access line is off either way."""
+    access = logging.getLogger("uvicorn.access")
+    # Its line is the raw path and query string (`?subject=`, `?user_id=`, `&q=`), and
+    # `lethe.request` already logs each request by its route template.
+    access.handlers[:] = []
+    access.propagate = False
+    access.disabled = True
     root = logging.getLogger()
     if root.handlers:
         return
@@ -54,7 +137,7 @@ def configure(level: int = logging.INFO) -> None:
     handler.setFormatter(JsonFormatter())
     root.addHandler(handler)
     root.setLevel(level)
-    for name in ("uvicorn", "uvicorn.error", "uvicorn.access"):
+    for name in ("uvicorn", "uvicorn.error"):
         logging.getLogger(name).handlers[:] = []
         logging.getLogger(name).propagate = True
 
