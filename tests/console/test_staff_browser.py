@@ -16,8 +16,8 @@ pytestmark = pytest.mark.slow
 def _row(browser: Any, email: str) -> Any:
     from selenium.webdriver.common.by import By
 
-    return browser.find_element(
-        By.XPATH, f"//table[@id='staff-members']//tr[td[starts-with(normalize-space(), '{email}')]]")
+    cell = f"td[starts-with(normalize-space(), '{email}')]"
+    return browser.find_element(By.XPATH, f"//table[@id='staff-members']//tr[{cell}]")
 
 
 def test_officer_unlocks_an_account_and_changes_a_role_in_the_browser(
