@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 
 from fastapi import FastAPI, Request, status
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
 from fastapi.staticfiles import StaticFiles
 
@@ -24,6 +25,7 @@ from console import (
 from console.cookies import PendingCookiesMiddleware
 from console.deps import CrossSiteForm, CsrfRefused, NotAnOfficer, NotSignedIn
 from console.headers import SecurityHeadersMiddleware
+from console.not_found import malformed_path
 from console.templating import STATIC_DIR, templates
 
 log = logging.getLogger(__name__)
@@ -51,6 +53,7 @@ def create_console() -> FastAPI:
     console.include_router(routes_staff.router)
     console.include_router(routes_settings.router)
     console.add_exception_handler(NotSignedIn, _not_signed_in)
+    console.add_exception_handler(RequestValidationError, malformed_path)
     for refusal in REFUSALS:
         console.add_exception_handler(refusal, _refused)
     for database_error in DATABASE_ERRORS:

@@ -50,15 +50,16 @@ def idle_timeout(session: Session, *, tenant_id: uuid.UUID) -> timedelta:
 
 def viewer(session: Session, *, login: ConsoleSession, now: datetime | None = None
            ) -> Viewer | None:
-    """Resolve a verified cookie; None when the member was removed, the tenant is gone, or
-    the session sat idle longer than the tenant allows.
+    """Resolve a verified cookie; None when the session ended on the server (signed out, the
+    member removed or their role changed), the tenant is gone, or the session sat idle
+    longer than the tenant allows.
 
     ``session`` must be scoped to ``login.tenant_id``: row-level security then hides any
     staff or tenant row of another tenant, so a cookie can never reach across tenants.
     """
     staff = staff_service.active_member(session, tenant_id=login.tenant_id,
                                         staff_id=login.staff_id)
-    if staff is None:
+    if staff is None or staff.session_generation != login.generation:
         return None
     name = tenants.name_of(session, tenant_id=login.tenant_id)
     if name is None:

@@ -65,6 +65,7 @@ def login(request: Request, email: Annotated[str, Form(max_length=1000)] = "",
         timeout = auth.idle_timeout(session, tenant_id=staff.tenant_id)
     token = console_session.issue(tenant_id=staff.tenant_id, staff_id=staff.id,
                                   nonce=console_session.new_nonce(),
+                                  generation=staff.session_generation,
                                   signed_in_at=datetime.now(UTC))
     response = redirect(request, "home")
     console_session.set_cookie(response, request, console_session.COOKIE_NAME, token,
@@ -74,13 +75,13 @@ def login(request: Request, email: Annotated[str, Form(max_length=1000)] = "",
 
 @router.post("/logout", name="logout", dependencies=[SameOriginForm])
 async def logout(request: Request) -> Response:
-    """Sign out (audited when a valid session ends). A session that already ended has
-    nothing to protect, so only a live one needs the form's CSRF token."""
+    """Sign out: the session ends on the server (audited when it was still live). A session
+    that already ended has nothing to protect, so only a live one needs the CSRF token."""
     login = console_session.from_request(request)
     if login is not None:
         await verify_csrf(request)
         await run_in_threadpool(sign_in.signed_out, tenant_id=login.tenant_id,
-                                staff_id=login.staff_id)
+                                staff_id=login.staff_id, generation=login.generation)
     response = redirect(request, "login_page")
     console_session.clear_cookie(response, request)
     return response

@@ -5,6 +5,10 @@ The signature's timestamp is the last activity: every signed-in page re-signs th
 session ends after the tenant's `console.session_minutes` of inactivity (checked by
 console/deps.py, which knows the tenant) and at the latest `console_session_hours` after
 sign-in. The cookie names the tenant and the staff row, never the email or the password.
+
+It also names the staff row's `session_generation` when it was issued: signing out, removing
+the member and changing their role add one to it (app/staff/store.py), so a copy of any earlier
+cookie stops working on every API process, with no session state kept anywhere else.
 """
 
 from __future__ import annotations
@@ -39,6 +43,8 @@ class ConsoleSession:
     staff_id: uuid.UUID
     # Random per sign-in: CSRF tokens are bound to it, so a token dies with its session.
     nonce: str
+    # The staff row's session_generation when this session began: a mismatch means it ended.
+    generation: int
     signed_in_at: datetime
     last_active_at: datetime
 
@@ -61,18 +67,18 @@ def new_nonce() -> str:
     return secrets.token_urlsafe(18)
 
 
-def issue(*, tenant_id: uuid.UUID, staff_id: uuid.UUID, nonce: str,
+def issue(*, tenant_id: uuid.UUID, staff_id: uuid.UUID, nonce: str, generation: int,
           signed_in_at: datetime) -> str:
     return _serializer().dumps({
         "tenant_id": str(tenant_id), "staff_id": str(staff_id), "nonce": nonce,
-        "signed_in_at": int(signed_in_at.timestamp()),
+        "generation": generation, "signed_in_at": int(signed_in_at.timestamp()),
     })
 
 
 def renew(login: ConsoleSession) -> str:
     """The same session, signed now: the cookie an active page hands back."""
     return issue(tenant_id=login.tenant_id, staff_id=login.staff_id, nonce=login.nonce,
-                 signed_in_at=login.signed_in_at)
+                 generation=login.generation, signed_in_at=login.signed_in_at)
 
 
 def read(token: str | None, *, now: datetime | None = None) -> ConsoleSession | None:
@@ -88,6 +94,7 @@ def read(token: str | None, *, now: datetime | None = None) -> ConsoleSession | 
             tenant_id=uuid.UUID(payload["tenant_id"]),
             staff_id=uuid.UUID(payload["staff_id"]),
             nonce=str(payload["nonce"]),
+            generation=int(payload["generation"]),
             signed_in_at=datetime.fromtimestamp(int(payload["signed_in_at"]), UTC),
             last_active_at=signed_at.astimezone(UTC),
         )

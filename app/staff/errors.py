@@ -9,3 +9,7 @@ class StaffNotFound(NotFound):
 
 class StaffEmailTaken(Conflict):
     slug, title = "staff-email-taken", "A staff member with this email exists"
+
+
+class LastOfficer(Conflict):
+    slug, title = "last-officer", "The tenant's last officer cannot be demoted"

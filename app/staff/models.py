@@ -41,6 +41,10 @@ class Staff(SQLModel, table=True):
     # A removed member keeps the row, so the audit trail's `staff:<id>` still names a person;
     # the row can no longer sign in.
     removed_at: datetime | None = timestamp_field(nullable=True)
+    # Every console cookie names the generation it was issued under; signing out, removal and
+    # a role change add one, which ends all of this member's sessions on the server.
+    session_generation: int = Field(
+        default=0, sa_column=Column(Integer, nullable=False, server_default="0"))
 
 
 class SignInThrottle(SQLModel, table=True):

@@ -10,7 +10,7 @@ from app.api.deps import ComplianceReader, ComplianceWriter, SessionDep, not_rep
 from app.audit import service as audit
 from app.core.errors import COMMON_PROBLEMS, problem_responses
 from app.staff import service
-from app.staff.schemas import StaffCreate, StaffCreated, StaffList
+from app.staff.schemas import StaffCreate, StaffCreated, StaffList, StaffPublic, StaffRoleChange
 
 router = APIRouter(
     prefix="/v1/staff", tags=["staff"], route_class=route.LetheRoute,
@@ -47,6 +47,15 @@ def list_staff(
 ) -> StaffList:
     """List active console staff, oldest first (compliance key)."""
     return service.members(session, tenant_id=principal.tenant_id, limit=limit, cursor=cursor)
+
+
+@router.patch("/{staff_id}")
+def change_staff_role(staff_id: uuid.UUID, body: StaffRoleChange, principal: ComplianceWriter,
+                      session: SessionDep) -> StaffPublic:
+    """Change a staff member's role, ending their console sessions (compliance key)."""
+    staff = service.change_role(session, tenant_id=principal.tenant_id, staff_id=staff_id,
+                                role=body.role, actor=audit.actor_for(principal))
+    return StaffPublic.model_validate(staff)
 
 
 @router.delete("/{staff_id}", status_code=status.HTTP_204_NO_CONTENT)

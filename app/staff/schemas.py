@@ -40,6 +40,10 @@ class StaffCreate(StrictModel):
     )
 
 
+class StaffRoleChange(StrictModel):
+    role: StaffRoleIn = Field(description="The new role; the member's console sessions end.")
+
+
 class StaffPublic(PublicModel):
     id: uuid.UUID
     email: str

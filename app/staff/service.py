@@ -1,4 +1,5 @@
-"""Adding, listing and removing staff, and checking a staff member's password.
+"""Adding, listing, removing staff and changing their role; checking a staff member's
+password.
 
 Every change is an audit event naming its actor; events carry the member's ID and role,
 never the email or anything about the password.
@@ -13,7 +14,7 @@ from sqlmodel import Session
 
 from app.audit import service as audit
 from app.staff import passwords, store
-from app.staff.errors import StaffEmailTaken, StaffNotFound
+from app.staff.errors import LastOfficer, StaffEmailTaken, StaffNotFound
 from app.staff.models import Staff, StaffRole
 from app.staff.schemas import StaffList, StaffPublic, normalize_email
 
@@ -73,6 +74,30 @@ def remove(session: Session, *, tenant_id: uuid.UUID, staff_id: uuid.UUID,
     store.mark_removed(session, staff)
     audit.record(session, tenant_id=tenant_id, actor=actor, action="staff.removed",
                  target_kind="staff", target_id=staff.id, details={"role": staff.role.value})
+
+
+def change_role(session: Session, *, tenant_id: uuid.UUID, staff_id: uuid.UUID,
+                role: StaffRole, actor: str) -> Staff:
+    """Make an active member an officer or a viewer; their console sessions end (they sign
+    in again under the new role). `LastOfficer` (409) for the tenant's last active officer:
+    nobody would be left to manage staff in the console. The same role changes nothing."""
+    # Officers first, in ID order, then the member: every demotion takes the locks in the
+    # same order, so two officers demoting each other cannot both pass the count.
+    officers = store.lock_officers(session, tenant_id=tenant_id)
+    staff = store.get(session, tenant_id=tenant_id, staff_id=staff_id, lock=True)
+    if staff is None or staff.removed_at is not None:
+        raise StaffNotFound()
+    if staff.role is role:
+        return staff
+    if staff.role is StaffRole.officer and [o.id for o in officers] == [staff.id]:
+        raise LastOfficer("This is the tenant's only officer: make another member an "
+                          "officer first.")
+    previous = staff.role
+    store.set_role(session, staff, role)
+    audit.record(session, tenant_id=tenant_id, actor=actor, action="staff.role_changed",
+                 target_kind="staff", target_id=staff.id,
+                 details={"role": role.value, "previous_role": previous.value})
+    return staff
 
 
 def verify_password(

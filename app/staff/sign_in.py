@@ -12,15 +12,19 @@ from __future__ import annotations
 import hashlib
 import hmac
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+
+from sqlmodel import Session
 
 from app.audit import service as audit
 from app.core import uow
 from app.core.runtime import get_runtime
 from app.staff import passwords, service, store
+from app.staff.errors import StaffNotFound
 from app.staff.models import Staff
-from app.staff.schemas import EMAIL_MAX, normalize_email
+from app.staff.schemas import EMAIL_MAX, StaffPublic, normalize_email
 
 SIGN_IN_EMAIL_GUC = "lethe.sign_in_email"
 MAX_FAILURES = 5
@@ -99,8 +103,37 @@ def _failed(email: str, digest: str, tenant_ids: list[uuid.UUID]) -> SignInResul
     return SignInResult(staff=None, locked_until=row.locked_until, delay_seconds=delay)
 
 
-def signed_out(*, tenant_id: uuid.UUID, staff_id: uuid.UUID) -> None:
-    """Audit a sign-out (the cookie itself is the caller's to clear)."""
+def signed_out(*, tenant_id: uuid.UUID, staff_id: uuid.UUID, generation: int) -> bool:
+    """End the member's console sessions of ``generation`` on the server and audit it; False
+    (nothing audited) when they had already ended. The cookie is the caller's to clear."""
     with uow.unit_of_work(tenant_id) as session:
+        if not store.end_session(session, tenant_id=tenant_id, staff_id=staff_id,
+                                 generation=generation):
+            return False
         audit.record(session, tenant_id=tenant_id, actor=audit.staff_actor(staff_id),
                      action="staff.signed_out", target_kind="staff", target_id=staff_id)
+    return True
+
+
+def locked(session: Session, *, members: Iterable[StaffPublic]) -> dict[uuid.UUID, datetime]:
+    """When each of these members' email stops being locked, for those locked now."""
+    digests = {email_digest(member.email): member.id for member in members}
+    found = store.locks(session, email_digests=list(digests))
+    return {digests[digest]: until for digest, until in found.items()}
+
+
+def unlock(session: Session, *, tenant_id: uuid.UUID, staff_id: uuid.UUID, actor: str) -> bool:
+    """Lift the sign-in lock on an active member's email (its failure count too), audited;
+    False when it was not locked. The lock is per email, so it lifts in every tenant where
+    the email has an account: an officer vouches for their member, not for the email."""
+    staff = service.active_member(session, tenant_id=tenant_id, staff_id=staff_id)
+    if staff is None:
+        raise StaffNotFound()
+    digest = email_digest(staff.email)
+    until = store.locked_until(session, email_digest=digest)
+    if until is None:
+        return False
+    store.clear_failures(session, email_digest=digest)
+    audit.record(session, tenant_id=tenant_id, actor=actor, action="staff.unlocked",
+                 target_kind="staff", target_id=staff.id)
+    return True

@@ -6,7 +6,7 @@ import uuid
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 
-from sqlalchemy import case, delete, text
+from sqlalchemy import case, delete, text, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlmodel import Session, col, select
 
@@ -55,10 +55,43 @@ def page(
                        cursor=cursor)
 
 
+def lock_officers(session: Session, *, tenant_id: uuid.UUID) -> Sequence[Staff]:
+    """The tenant's active officers, locked in ID order (so two demotions serialize)."""
+    return session.exec(
+        select(Staff).where(Staff.tenant_id == tenant_id, Staff.role == StaffRole.officer,
+                            _ACTIVE)
+        .order_by(col(Staff.id)).with_for_update()
+    ).all()
+
+
 def mark_removed(session: Session, staff: Staff) -> None:
     staff.removed_at = utcnow()
+    staff.session_generation += 1
     session.add(staff)
     session.flush()
+
+
+def set_role(session: Session, staff: Staff, role: StaffRole) -> None:
+    """Change a (locked) member's role; their console sessions end with it."""
+    staff.role = role
+    staff.session_generation += 1
+    session.add(staff)
+    session.flush()
+
+
+def end_session(session: Session, *, tenant_id: uuid.UUID, staff_id: uuid.UUID,
+                generation: int) -> bool:
+    """End the member's sessions of ``generation``; False when they had already ended. One
+    statement, so a sign-out racing a role change cannot undo it."""
+    table = Staff.__table__  # type: ignore[attr-defined]
+    statement = (
+        update(table)
+        .where(table.c.tenant_id == tenant_id, table.c.id == staff_id,
+               table.c.session_generation == generation)
+        .values(session_generation=table.c.session_generation + 1)
+        .returning(table.c.id)
+    )
+    return session.execute(statement).first() is not None
 
 
 def set_password_hash(session: Session, staff: Staff, password_hash: str) -> None:
@@ -83,6 +116,17 @@ def locked_until(session: Session, *, email_digest: str) -> datetime | None:
     if row is None or row.locked_until is None or row.locked_until <= utcnow():
         return None
     return row.locked_until
+
+
+def locks(session: Session, *, email_digests: list[str]) -> dict[str, datetime]:
+    """Of these emails, the ones locked now and until when."""
+    if not email_digests:
+        return {}
+    rows = session.exec(
+        select(SignInThrottle).where(col(SignInThrottle.email_digest).in_(email_digests),
+                                     col(SignInThrottle.locked_until) > utcnow())
+    ).all()
+    return {row.email_digest: row.locked_until for row in rows if row.locked_until}
 
 
 def count_failure(

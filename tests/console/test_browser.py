@@ -259,7 +259,8 @@ def test_an_idle_session_expires_in_the_browser(
     idle = URLSafeTimedSerializer(get_runtime().secret_key, salt=console_session.SALT,
                                   signer=ThirtyOneMinutesAgo).dumps({
         "tenant_id": str(payload.tenant_id), "staff_id": str(payload.staff_id),
-        "nonce": payload.nonce, "signed_in_at": int(payload.signed_in_at.timestamp())})
+        "nonce": payload.nonce, "generation": payload.generation,
+        "signed_in_at": int(payload.signed_in_at.timestamp())})
     # The same session, as if its last page had been 31 minutes ago (the default is 30).
     browser.delete_cookie(console_session.COOKIE_NAME)
     browser.add_cookie({**cookie, "value": idle})

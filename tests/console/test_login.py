@@ -42,8 +42,9 @@ def _forge(payload: dict[str, Any], *, age_seconds: float = 0) -> str:
 
 
 def _payload(member: dict[str, Any], *, signed_in_ago: float = 0) -> dict[str, Any]:
+    # A new member's sessions are of generation 0 until one ends.
     return {"tenant_id": member["tenant"]["id"], "staff_id": member["id"], "nonce": "n" * 24,
-            "signed_in_at": int(time.time() - signed_in_ago)}
+            "generation": 0, "signed_in_at": int(time.time() - signed_in_ago)}
 
 
 def _use(client: Any, value: str) -> None:

@@ -164,3 +164,54 @@ def test_every_change_is_audited_with_its_actor_and_without_credentials(
     (password_hash,) = owner_conn.execute("SELECT password_hash FROM staff").fetchone()
     for secret in (member["password"], password_hash, "ada@example.com"):
         assert secret not in audit_text
+
+
+def test_a_role_change_is_audited_and_the_same_role_changes_nothing(
+    client: Any, tenant: dict[str, Any]
+) -> None:
+    first = _create(client, tenant["compliance"], email="ada@example.com").json()
+    member = _create(client, tenant["compliance"], email="bob@example.com", role="viewer").json()
+    url = f"/v1/staff/{member['id']}"
+    changed = client.patch(url, headers=tenant["compliance"], json={"role": "officer"})
+    assert changed.status_code == 200, changed.text
+    assert changed.json() == {**{k: member[k] for k in ("id", "email", "created_at")},
+                              "role": "officer"}
+    same = client.patch(url, headers=tenant["compliance"], json={"role": "officer"})
+    assert same.status_code == 200 and same.json()["role"] == "officer"
+    # With two officers, either may become a viewer.
+    demoted = client.patch(f"/v1/staff/{first['id']}", headers=tenant["compliance"],
+                           json={"role": "viewer"})
+    assert demoted.status_code == 200
+    events = client.get(f"/v1/audit?target_id={member['id']}&action=staff.role_changed",
+                        headers=tenant["compliance"]).json()["data"]
+    actor = f"key:{_compliance_key_id(client, tenant)}"
+    assert [(e["actor"], e["details"]) for e in events] == [
+        (actor, {"role": "officer", "previous_role": "viewer"})]
+
+
+def test_the_last_officer_cannot_be_demoted(client: Any, tenant: dict[str, Any]) -> None:
+    only = _create(client, tenant["compliance"], email="ada@example.com").json()
+    _create(client, tenant["compliance"], email="bob@example.com", role="viewer")
+    refused = client.patch(f"/v1/staff/{only['id']}", headers=tenant["compliance"],
+                           json={"role": "viewer"})
+    assert refused.status_code == 409
+    assert refused.json()["type"] == PROBLEMS + "last-officer"
+    roles = [m["role"] for m in client.get("/v1/staff", headers=tenant["compliance"]
+                                           ).json()["data"]]
+    assert roles == ["officer", "viewer"]
+
+
+def test_a_role_change_names_an_active_member_of_this_tenant_and_a_role(
+    client: Any, tenant: dict[str, Any], other_tenant: dict[str, Any]
+) -> None:
+    member = _create(client, tenant["compliance"], email="ada@example.com", role="viewer").json()
+    url = f"/v1/staff/{member['id']}"
+    theirs = client.patch(url, headers=other_tenant["compliance"], json={"role": "officer"})
+    assert theirs.status_code == 404
+    assert theirs.json()["type"] == PROBLEMS + "staff-not-found"
+    assert client.patch(url, headers=tenant["app"], json={"role": "officer"}).status_code == 403
+    for body in ({"role": "admin"}, {}, {"role": "officer", "email": "x@example.com"}):
+        assert client.patch(url, headers=tenant["compliance"], json=body).status_code == 422
+    client.delete(url, headers=tenant["compliance"])
+    removed = client.patch(url, headers=tenant["compliance"], json={"role": "officer"})
+    assert removed.status_code == 404

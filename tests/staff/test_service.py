@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import threading
 import time
 import uuid
 from typing import Any
 
+import pytest
 from argon2 import PasswordHasher
 
 from app.core import uow
 from app.staff import passwords
 from app.staff import service as staff
+from app.staff.errors import LastOfficer
 from app.staff.models import StaffRole
 
 PASSWORD = "a long enough password"
@@ -70,3 +73,42 @@ def test_a_hash_with_old_parameters_is_replaced_at_sign_in(
     assert rehashed != weak and not passwords.needs_rehash(rehashed)
     assert passwords.verify(rehashed, PASSWORD)
     assert _verify(tenant_id, "ada@example.com", PASSWORD) == member
+
+
+def test_two_officers_demoting_each_other_at_once_leave_one_officer(
+    tenant: dict[str, Any], owner_conn: Any
+) -> None:
+    tenant_id = uuid.UUID(tenant["id"])
+    first, second = _member(tenant_id, "ada@example.com"), _member(tenant_id, "bob@example.com")
+    outcome: list[object] = []
+
+    def demote_second() -> None:
+        try:
+            with uow.unit_of_work(tenant_id) as session:
+                staff.change_role(session, tenant_id=tenant_id, staff_id=second,
+                                  role=StaffRole.viewer, actor="admin")
+            outcome.append("demoted")
+        except LastOfficer as exc:
+            outcome.append(exc)
+
+    with uow.unit_of_work(tenant_id) as session:
+        staff.change_role(session, tenant_id=tenant_id, staff_id=first, role=StaffRole.viewer,
+                          actor="admin")
+        # The second demotion starts while the first is uncommitted, and must wait for it.
+        other = threading.Thread(target=demote_second)
+        other.start()
+        for _ in range(500):
+            waiting = owner_conn.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+                "AND datname = current_database()").fetchone()[0]
+            if waiting or not other.is_alive():
+                break
+            time.sleep(0.01)
+    other.join(timeout=30)
+    assert len(outcome) == 1 and isinstance(outcome[0], LastOfficer), outcome
+    roles = dict(owner_conn.execute(
+        "SELECT id, role FROM staff WHERE tenant_id = %s", (tenant["id"],)).fetchall())
+    assert sorted(roles.values()) == ["officer", "viewer"]
+    with pytest.raises(LastOfficer), uow.unit_of_work(tenant_id) as session:
+        staff.change_role(session, tenant_id=tenant_id, staff_id=second,
+                          role=StaffRole.viewer, actor="admin")
