@@ -344,3 +344,26 @@ def test_a_deeply_nested_body_with_an_idempotency_key_is_422_where_no_body_is_ta
                                     "Idempotency-Key": "deep"})
     assert _problem(response, 422)["type"].endswith("/validation-error")
     assert _stored(owner_conn) == before
+
+
+MEM0_NUMBERS = ("NaN", "Infinity", "1e400")
+
+
+@pytest.mark.parametrize("number", MEM0_NUMBERS)
+def test_metadata_number_that_is_not_json_is_422_on_a_mem0_add(
+    client: Any, tenant: dict[str, Any], owner_conn: Any, number: str
+) -> None:
+    body = ('{"user_id": "user:1", "messages": [{"role": "user", "content": "I like tea"}], '
+            '"metadata": {"a": [N]}}').replace("N", number)
+    response = client.post("/compat/mem0/memories", content=body, headers=_json(tenant["app"]))
+    assert _problem(response, 422)["type"].endswith("/validation-error")
+    assert owner_conn.execute("SELECT count(*) FROM memory").fetchone()[0] == 0
+
+
+@pytest.mark.parametrize("number", MEM0_NUMBERS)
+def test_filter_number_that_is_not_json_is_422_on_a_mem0_search(
+    client: Any, tenant: dict[str, Any], number: str
+) -> None:
+    body = '{"user_id": "user:1", "query": "tea", "filters": {"a": N}}'.replace("N", number)
+    response = client.post("/compat/mem0/search", content=body, headers=_json(tenant["app"]))
+    assert _problem(response, 422)["type"].endswith("/validation-error")
