@@ -367,3 +367,23 @@ def test_filter_number_that_is_not_json_is_422_on_a_mem0_search(
     body = '{"user_id": "user:1", "query": "tea", "filters": {"a": N}}'.replace("N", number)
     response = client.post("/compat/mem0/search", content=body, headers=_json(tenant["app"]))
     assert _problem(response, 422)["type"].endswith("/validation-error")
+
+
+# \x7f passes the test client's header check (see above); the others are plainly out of range.
+BAD_KEYS = {"too-long": "k" * 256, "not-printable": "key\x7f", "empty": ""}
+READS_SENT_AS_POSTS = {
+    "/v1/recall": {"subject": "user:1", "query": "tea", "mode": "keyword"},
+    "/compat/mem0/search": {"user_id": "user:1", "query": "tea"},
+}
+
+
+@pytest.mark.parametrize("key", list(BAD_KEYS.values()), ids=list(BAD_KEYS))
+@pytest.mark.parametrize("path", list(READS_SENT_AS_POSTS))
+def test_a_read_sent_as_a_post_refuses_an_idempotency_key_a_write_refuses(
+    client: Any, tenant: dict[str, Any], path: str, key: str
+) -> None:
+    headers = {**tenant["app"], "Idempotency-Key": key}
+    write = client.post("/v1/memories", json={"subject": "user:1", "text": "Likes tea"},
+                        headers=headers)
+    read = client.post(path, json=READS_SENT_AS_POSTS[path], headers=headers)
+    assert _problem(read, 422)["type"] == _problem(write, 422)["type"]
