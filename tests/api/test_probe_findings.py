@@ -387,3 +387,15 @@ def test_a_read_sent_as_a_post_refuses_an_idempotency_key_a_write_refuses(
                         headers=headers)
     read = client.post(path, json=READS_SENT_AS_POSTS[path], headers=headers)
     assert _problem(read, 422)["type"] == _problem(write, 422)["type"]
+
+
+def test_a_mem0_message_lethe_counts_as_blank_is_skipped_like_spaces(
+    client: Any, tenant: dict[str, Any], owner_conn: Any
+) -> None:
+    # U+FEFF is no whitespace to Python's `str.strip`, but blank to Lethe's text rule.
+    answers = [client.post("/compat/mem0/memories", json={
+        "user_id": "user:1", "messages": [{"role": "user", "content": content}]},
+        headers=tenant["app"]) for content in ("   ", "\ufeff")]
+    assert answers[0].status_code == 200, answers[0].text
+    assert [(a.status_code, a.json()) for a in answers] == [(200, answers[0].json())] * 2
+    assert owner_conn.execute("SELECT count(*) FROM memory").fetchone()[0] == 0
