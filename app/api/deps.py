@@ -104,28 +104,25 @@ async def _principal(request: Request, credentials: Credentials) -> Principal:
     return await caller(request, credentials)
 
 
-IdempotencyKeyHeader = Annotated[
-    str | None,
-    Header(
-        alias="Idempotency-Key",
-        description="1 to 255 printable characters; replays the first answer to this request.",
-        min_length=1,
-        max_length=255,
-        pattern=KEY_PATTERN,
-    ),
-]
+def _key_header(description: str) -> Any:
+    """The one rule for an Idempotency-Key, wherever a route takes one: 1 to 255 printable
+    ASCII characters, else 422 `validation-error`."""
+    return Header(alias="Idempotency-Key", description=description, min_length=1,
+                  max_length=255, pattern=KEY_PATTERN)
 
 
-RequiredKeyHeader = Annotated[
-    str,
-    Header(
-        alias="Idempotency-Key",
-        description="Required: 1 to 255 printable characters; names this operation.",
-        min_length=1,
-        max_length=255,
-        pattern=KEY_PATTERN,
-    ),
-]
+IdempotencyKeyHeader = Annotated[str | None, _key_header(
+    "1 to 255 printable characters; replays the first answer to this request.")]
+RequiredKeyHeader = Annotated[str, _key_header(
+    "Required: 1 to 255 printable characters; names this operation.")]
+ReadKeyHeader = Annotated[str | None, _key_header(
+    "1 to 255 printable characters, checked as on every POST; this read stores no answer, "
+    "so nothing is replayed.")]
+
+
+async def read_key(idempotency_key: ReadKeyHeader = None) -> None:
+    """A dependency of a read sent as a POST (recall, search): it keeps no record of a key,
+    but refuses one that every other POST refuses."""
 
 
 async def _idempotent(

@@ -8,7 +8,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from app.core.errors import InvalidIdempotencyKey
+from app.core.errors import InvalidIdempotencyKey, InvalidRequest
 
 # Stable namespace: IDs derived from (tenant, key) must never change across releases.
 ID_NAMESPACE = uuid.UUID("6f1c1b1e-3d0a-4c59-9d5e-6c2f0e1a7b42")
@@ -48,12 +48,18 @@ def derive_id(tenant_id: uuid.UUID, key: str, kind: str) -> uuid.UUID:
 
 
 def request_digest(method: str, path: str, body: bytes) -> str:
+    """What a second request with the key must match: method, path and the body as JSON
+    (keys sorted, spacing dropped), or as bytes when it is no JSON."""
     try:
         canonical: bytes = json.dumps(
             json.loads(body), sort_keys=True, separators=(",", ":"), ensure_ascii=False
         ).encode("utf-8") if body.strip() else b""
     except (ValueError, UnicodeDecodeError):
         canonical = body
+    except RecursionError:
+        # Python's parser recurses once per level. A route that takes a body has refused
+        # such a body already; one that takes none (confirm, a DELETE …) gets here with it.
+        raise InvalidRequest("The request body is nested too deeply.") from None
     digest = hashlib.sha256()
     for part in (method.upper().encode(), path.encode(), canonical):
         digest.update(len(part).to_bytes(8, "big"))

@@ -2,13 +2,15 @@
 tools call Lethe's HTTP API with one API key, so it runs anywhere the API is reachable.
 
 Configured by `LETHE_URL` and `LETHE_API_KEY`; `--subject` scopes every tool to one subject
-(an agent serving one user), and a tool call naming another subject is refused. Transports:
+(an agent serving one user): a tool call naming another subject, or the ID of a memory about
+another subject, is refused before anything changes. Transports:
 stdio (the client starts `lethe mcp`) and streamable HTTP (`--transport http --port`).
 """
 
 from __future__ import annotations
 
 import os
+import uuid
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 from urllib.parse import quote
@@ -66,6 +68,20 @@ class Lethe:
             raise ToolError("Name the `subject`: whom the memory is about (e.g. a user ID).")
         return given
 
+    async def memory(self, memory_id: str) -> httpx.Response:
+        """GET a memory a tool is about to change; refused when the server is scoped to one
+        subject and the memory is about another.
+
+        Reading first and changing after is sound without a lock: a memory's subject never
+        changes (no route edits it), so nothing done between this read and the change can
+        move the memory into or out of scope, and the change names the very ID checked."""
+        found = await self.call("GET", memory_path(memory_id))
+        scoped = self.config.subject
+        if scoped is not None and found.json().get("subject") != scoped:
+            raise ToolError(f"Memory {memory_id} is not about subject {scoped!r}, the only "
+                            "subject this memory server serves; nothing was changed.")
+        return found
+
     async def call(self, method: str, path: str, *, body: Any = None,
                    headers: dict[str, str] | None = None) -> httpx.Response:
         async with httpx.AsyncClient(base_url=self.config.url, timeout=TIMEOUT) as client:
@@ -78,6 +94,16 @@ class Lethe:
         if response.status_code >= 400:
             raise ToolError(_problem(response))
         return response
+
+
+def memory_path(memory_id: str) -> str:
+    """A memory's URL path. Only a UUID is accepted, so the check and the change always name
+    the same memory (an ID holding `/`, `?` or `..` could point one of them elsewhere)."""
+    try:
+        return f"/v1/memories/{uuid.UUID(memory_id)}"
+    except ValueError:
+        raise ToolError(f"{memory_id!r} is not a memory ID: pass the `id` recall returned."
+                        ) from None
 
 
 def _problem(response: httpx.Response) -> str:
@@ -154,8 +180,8 @@ def build(config: Config) -> MCPServer:
         text: Annotated[str, Field(description="The corrected fact, whole.")],
     ) -> dict[str, Any]:
         """Replace a memory's text with a correction; the old text stays in its history."""
-        current = await lethe.call("GET", f"/v1/memories/{memory_id}")
-        updated = await lethe.call("PATCH", f"/v1/memories/{memory_id}", body={"text": text},
+        current = await lethe.memory(memory_id)
+        updated = await lethe.call("PATCH", memory_path(memory_id), body={"text": text},
                                    headers={"If-Match": current.headers["ETag"]})
         return {"memory": _memory(updated.json())}
 
@@ -165,7 +191,9 @@ def build(config: Config) -> MCPServer:
     ) -> dict[str, Any]:
         """Forget one memory for good: its content is destroyed and its source is not
         re-imported. Use when the user asks to forget that exact fact."""
-        await lethe.call("DELETE", f"/v1/memories/{memory_id}")
+        if lethe.config.subject is not None:
+            await lethe.memory(memory_id)
+        await lethe.call("DELETE", memory_path(memory_id))
         return {"forgotten": memory_id}
 
     @server.tool()

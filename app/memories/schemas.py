@@ -7,6 +7,7 @@ from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from pydantic import (
+    AllowInfNan,
     BaseModel,
     Field,
     GetJsonSchemaHandler,
@@ -45,9 +46,13 @@ class _ClosedKeys:
 
 
 MetadataInt = Annotated[int, Field(ge=INT64_MIN, le=INT64_MAX)]
+# NaN and Infinity (1e400 parses as one) are not JSON, and jsonb refuses them. Said on the type,
+# not only by a model's `allow_inf_nan`: pydantic loses a model's setting inside this alias
+# when the model has an after-validator and FastAPI wraps it (mem0's bodies).
+MetadataFloat = Annotated[float, AllowInfNan(False)]
 JsonValue = TypeAliasType(
     "JsonValue",
-    "CleanStr | MetadataInt | float | bool | list[JsonValue] "
+    "CleanStr | MetadataInt | MetadataFloat | bool | list[JsonValue] "
     "| Annotated[dict[CleanStr, JsonValue], _ClosedKeys] | None",
 )
 

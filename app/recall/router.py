@@ -7,7 +7,7 @@ from fastapi.security import HTTPAuthorizationCredentials
 from starlette.concurrency import run_in_threadpool
 
 from app.api import route
-from app.api.deps import Credentials, checked_inside, identify, require_role
+from app.api.deps import Credentials, checked_inside, identify, read_key, require_role
 from app.core.errors import COMMON_PROBLEMS, problem_responses
 from app.embeddings.runtime import embed_soon
 from app.recall import service
@@ -23,7 +23,8 @@ router = APIRouter(
 ROLE = Role.app
 
 
-@router.post("", response_model=RecallResponse, dependencies=[Depends(checked_inside(ROLE))])
+@router.post("", response_model=RecallResponse,
+             dependencies=[Depends(checked_inside(ROLE)), Depends(read_key)])
 async def recall(request: Request, body: RecallRequest, credentials: Credentials) -> Response:
     """Recall a subject's live memories relevant to a query (hybrid vector + full text)."""
     # The query starts embedding at once; meanwhile one worker thread checks the key and reads

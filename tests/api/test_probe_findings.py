@@ -7,6 +7,7 @@ import uuid
 from typing import Any
 
 import pytest
+from psycopg import sql
 
 from app.api import access
 from tests.api.routes import api_routes
@@ -278,3 +279,123 @@ def test_an_edit_without_if_match_is_still_428(client: Any, tenant: dict[str, An
                           headers=tenant["app"]), 428)
     _problem(client.post(f"/v1/memories/{memory['id']}/revert", json={"seq": 1},
                          headers=tenant["app"]), 428)
+
+
+# Every mutating route that takes no request body. A body sent anyway is still digested with
+# the Idempotency-Key, so the same key with another body is refused as reused.
+BODYLESS = [
+    ("DELETE", "/v1/api-keys/{key_id}"),
+    ("DELETE", "/v1/staff/{staff_id}"),
+    ("DELETE", "/v1/memories/{memory_id}"),
+    ("DELETE", "/v1/sources/exclusions/{exclusion_id}"),
+    ("POST", "/v1/sessions/{session}/close"),
+    ("POST", "/v1/memories/{memory_id}/confirm"),
+    ("POST", "/v1/memories/{memory_id}/reject"),
+    ("POST", "/v1/memories/{memory_id}/quarantine"),
+    ("POST", "/v1/memories/{memory_id}/release"),
+    ("POST", "/v1/maintenance/{job}"),
+    ("DELETE", "/v1/legal-holds/{hold_id}"),
+    ("POST", "/v1/erasure-requests/{request_id}/approve"),
+    ("POST", "/v1/erasure-requests/{request_id}/cancel"),
+    ("DELETE", "/v1/artifacts/{artifact_id}"),
+    ("POST", "/v1/artifacts/{artifact_id}/erased"),
+    ("DELETE", "/v1/webhooks/{webhook_id}"),
+    ("DELETE", "/compat/mem0/memories/{memory_id}"),
+    ("DELETE", "/compat/mem0/memories"),
+]
+# 1,000 levels already pass CPython 3.11's recursion limit; this many pass any version's.
+DEEP_JSON = "[" * 100_000 + "]" * 100_000
+
+
+def _stored(owner_conn: Any) -> tuple[Any, ...]:
+    """What a request could have changed: every table's size and every memory's state."""
+    tables = [row[0] for row in owner_conn.execute(
+        "SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename")]
+    counts = owner_conn.execute(sql.SQL(" UNION ALL ").join(
+        sql.SQL("SELECT {}, count(*) FROM {}").format(sql.Literal(name), sql.Identifier(name))
+        for name in tables)).fetchall()
+    memories = owner_conn.execute(
+        "SELECT id, state, revision, session FROM memory ORDER BY id").fetchall()
+    return counts, memories
+
+
+def test_bodyless_lists_every_mutating_route_without_a_body(app: Any) -> None:
+    found = {(method, route.path_format) for route in api_routes(app)
+             for method in route.methods
+             if method in ("POST", "PUT", "PATCH", "DELETE") and route.body_field is None}
+    assert found == set(BODYLESS)
+
+
+@pytest.mark.parametrize(("method", "path"), BODYLESS)
+def test_a_deeply_nested_body_with_an_idempotency_key_is_422_where_no_body_is_taken(
+    client: Any, tenant: dict[str, Any], owner_conn: Any, method: str, path: str
+) -> None:
+    written = client.post("/v1/memories", json={
+        "subject": "user:1", "text": "Compares flights to Rome", "volatility": "working",
+        "session": "run-1"}, headers=tenant["app"])
+    assert written.status_code == 201, written.text
+    names = {name: uuid.uuid4() for name in ("key_id", "staff_id", "exclusion_id", "hold_id",
+                                             "request_id", "artifact_id", "webhook_id")}
+    url = path.format(memory_id=written.json()["id"], session="run-1", job="decay", **names)
+    before = _stored(owner_conn)
+    response = client.request(
+        method, url, params={"user_id": "user:1"} if path == "/compat/mem0/memories" else None,
+        content=DEEP_JSON, headers={**tenant["compliance"], "Content-Type": "application/json",
+                                    "Idempotency-Key": "deep"})
+    assert _problem(response, 422)["type"].endswith("/validation-error")
+    assert _stored(owner_conn) == before
+
+
+MEM0_NUMBERS = ("NaN", "Infinity", "1e400")
+
+
+@pytest.mark.parametrize("number", MEM0_NUMBERS)
+def test_metadata_number_that_is_not_json_is_422_on_a_mem0_add(
+    client: Any, tenant: dict[str, Any], owner_conn: Any, number: str
+) -> None:
+    body = ('{"user_id": "user:1", "messages": [{"role": "user", "content": "I like tea"}], '
+            '"metadata": {"a": [N]}}').replace("N", number)
+    response = client.post("/compat/mem0/memories", content=body, headers=_json(tenant["app"]))
+    assert _problem(response, 422)["type"].endswith("/validation-error")
+    assert owner_conn.execute("SELECT count(*) FROM memory").fetchone()[0] == 0
+
+
+@pytest.mark.parametrize("number", MEM0_NUMBERS)
+def test_filter_number_that_is_not_json_is_422_on_a_mem0_search(
+    client: Any, tenant: dict[str, Any], number: str
+) -> None:
+    body = '{"user_id": "user:1", "query": "tea", "filters": {"a": N}}'.replace("N", number)
+    response = client.post("/compat/mem0/search", content=body, headers=_json(tenant["app"]))
+    assert _problem(response, 422)["type"].endswith("/validation-error")
+
+
+# \x7f passes the test client's header check (see above); the others are plainly out of range.
+BAD_KEYS = {"too-long": "k" * 256, "not-printable": "key\x7f", "empty": ""}
+READS_SENT_AS_POSTS = {
+    "/v1/recall": {"subject": "user:1", "query": "tea", "mode": "keyword"},
+    "/compat/mem0/search": {"user_id": "user:1", "query": "tea"},
+}
+
+
+@pytest.mark.parametrize("key", list(BAD_KEYS.values()), ids=list(BAD_KEYS))
+@pytest.mark.parametrize("path", list(READS_SENT_AS_POSTS))
+def test_a_read_sent_as_a_post_refuses_an_idempotency_key_a_write_refuses(
+    client: Any, tenant: dict[str, Any], path: str, key: str
+) -> None:
+    headers = {**tenant["app"], "Idempotency-Key": key}
+    write = client.post("/v1/memories", json={"subject": "user:1", "text": "Likes tea"},
+                        headers=headers)
+    read = client.post(path, json=READS_SENT_AS_POSTS[path], headers=headers)
+    assert _problem(read, 422)["type"] == _problem(write, 422)["type"]
+
+
+def test_a_mem0_message_lethe_counts_as_blank_is_skipped_like_spaces(
+    client: Any, tenant: dict[str, Any], owner_conn: Any
+) -> None:
+    # U+FEFF is no whitespace to Python's `str.strip`, but blank to Lethe's text rule.
+    answers = [client.post("/compat/mem0/memories", json={
+        "user_id": "user:1", "messages": [{"role": "user", "content": content}]},
+        headers=tenant["app"]) for content in ("   ", "\ufeff")]
+    assert answers[0].status_code == 200, answers[0].text
+    assert [(a.status_code, a.json()) for a in answers] == [(200, answers[0].json())] * 2
+    assert owner_conn.execute("SELECT count(*) FROM memory").fetchone()[0] == 0

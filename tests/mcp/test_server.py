@@ -21,6 +21,7 @@ from mcp.client.streamable_http import streamable_http_client
 from tests.mcp.processes import REPO, free_port, stop, wait_until
 
 SUBJECT = "user:mcp"
+OTHER_SUBJECT = "user:other"
 TOOLS = {"remember", "recall", "correct", "forget", "forget_about", "close_session"}
 
 
@@ -113,6 +114,61 @@ def test_streamable_http_transport_remembers_recalls_corrects_and_forgets(
     async def scenario() -> None:
         async with _http(http_server) as session:
             await _lifecycle(session)
+
+    anyio.run(scenario)
+
+
+def _remember_over_http(lethe_url: str, app_key: str, subject: str, text: str) -> str:
+    created = httpx.post(f"{lethe_url}/v1/memories", json={"subject": subject, "text": text},
+                         headers={"Authorization": f"Bearer {app_key}"})
+    assert created.status_code == 201, created.text
+    memory_id: str = created.json()["id"]
+    return memory_id
+
+
+def _as_stored(lethe_url: str, app_key: str, memory_id: str) -> dict[str, Any]:
+    read = httpx.get(f"{lethe_url}/v1/memories/{memory_id}",
+                     headers={"Authorization": f"Bearer {app_key}"})
+    assert read.status_code == 200, read.text
+    return {key: read.json()[key] for key in ("subject", "text", "state", "revision")}
+
+
+async def _refuses_other_subjects_memories(session: ClientSession, lethe_url: str,
+                                           app_key: str) -> None:
+    """A memory about another subject of the same tenant is neither corrected nor forgotten
+    by a server scoped to `SUBJECT`; one about `SUBJECT` still is."""
+    theirs = _remember_over_http(lethe_url, app_key, OTHER_SUBJECT, "I live in Lisbon.")
+    mine = _remember_over_http(lethe_url, app_key, SUBJECT, "I live in Oslo.")
+    before = _as_stored(lethe_url, app_key, theirs)
+    for tool, arguments in (("correct", {"memory_id": theirs, "text": "I live in Porto."}),
+                            ("forget", {"memory_id": theirs})):
+        refused = await session.call_tool(tool, arguments)
+        assert refused.is_error, (tool, refused.content)
+        assert f"not about subject '{SUBJECT}'" in refused.content[0].text  # type: ignore[union-attr]
+    assert _as_stored(lethe_url, app_key, theirs) == before
+    corrected = await _call(session, "correct", memory_id=mine, text="I live in Bergen.")
+    assert corrected["memory"]["text"] == "I live in Bergen."
+    assert (await _call(session, "forget", memory_id=mine)) == {"forgotten": mine}
+
+
+@pytest.mark.slow
+def test_stdio_server_scoped_to_a_subject_refuses_another_subjects_memory(
+    lethe_url: str, app_key: str
+) -> None:
+    async def scenario() -> None:
+        async with _stdio(lethe_url, app_key) as session:
+            await _refuses_other_subjects_memories(session, lethe_url, app_key)
+
+    anyio.run(scenario)
+
+
+@pytest.mark.slow
+def test_streamable_http_server_scoped_to_a_subject_refuses_another_subjects_memory(
+    http_server: str, lethe_url: str, app_key: str
+) -> None:
+    async def scenario() -> None:
+        async with _http(http_server) as session:
+            await _refuses_other_subjects_memories(session, lethe_url, app_key)
 
     anyio.run(scenario)
 

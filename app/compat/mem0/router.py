@@ -14,7 +14,7 @@ from fastapi.responses import JSONResponse
 from pydantic import Field
 
 from app.api import route
-from app.api.deps import AppReader, AppWriter, ClaimDep, SessionDep, derived_id
+from app.api.deps import AppReader, AppWriter, ClaimDep, SessionDep, derived_id, read_key
 from app.audit import service as audit
 from app.compat.mem0 import service, translate
 from app.compat.mem0.schemas import (
@@ -155,7 +155,7 @@ def delete_all_memories(query: Annotated[Mem0Scope, Query()], principal: AppWrit
     return answer
 
 
-@router.post("/search")
+@router.post("/search", dependencies=[Depends(read_key)])
 def search_memories(body: Mem0Search, principal: AppReader) -> Mem0SearchResults:
     """Recall a user's memories relevant to a query (mem0 `search`); a read, never stored."""
     return Mem0SearchResults(results=service.search(tenant_id=principal.tenant_id, body=body))

@@ -10,6 +10,8 @@ import hashlib
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from pydantic import TypeAdapter, ValidationError
+
 from app.compat.mem0.schemas import (
     Mem0Add,
     Mem0Event,
@@ -18,6 +20,7 @@ from app.compat.mem0.schemas import (
     Mem0Scope,
     Mem0Scored,
 )
+from app.core.schemas import NonBlank
 from app.memories.models import Volatility
 from app.memories.schemas import ForgetRequestHandled, MemoryPublic, VersionPublic
 from app.memories.schemas import MemoryCreate as LetheCreate
@@ -42,6 +45,19 @@ def agent_filter(scope: Mem0Scope) -> str | None:
     return scope.agent_id if scope.user_id is not None else None
 
 
+# Lethe's own rule for a memory's text (`NonBlank`), so that a message it would refuse is
+# skipped like a blank one rather than failing the write it is turned into.
+_TEXT = TypeAdapter(NonBlank)
+
+
+def _stored_text(content: str) -> bool:
+    try:
+        _TEXT.validate_python(content)
+    except ValidationError:
+        return False
+    return True
+
+
 def writes(body: Mem0Add) -> list[LetheCreate]:
     """One Lethe write per user message, no extraction: the text as the user said it. A run's
     messages are the run's `working` memories (mem0's short-term memory): closing the run,
@@ -55,7 +71,7 @@ def writes(body: Mem0Add) -> list[LetheCreate]:
     return [LetheCreate(subject=subject, text=message.content, metadata=metadata,
                         session=body.run_id, volatility=volatility)
             for message in body.messages
-            if message.role == STORED_ROLE and message.content.strip()]
+            if message.role == STORED_ROLE and _stored_text(message.content)]
 
 
 def added(memory: MemoryPublic) -> Mem0Event:
