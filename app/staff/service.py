@@ -75,6 +75,12 @@ def remove(session: Session, *, tenant_id: uuid.UUID, staff_id: uuid.UUID,
                  target_kind="staff", target_id=staff.id, details={"role": staff.role.value})
 
 
+def emails(session: Session, *, tenant_id: uuid.UUID, staff_ids: list[uuid.UUID]
+           ) -> dict[uuid.UUID, str]:
+    """The emails of these members, removed ones included: who did what stays readable."""
+    return store.emails(session, tenant_id=tenant_id, ids=staff_ids)
+
+
 def verify_password(
     session: Session, *, tenant_id: uuid.UUID, email: str, password: str
 ) -> Staff | None:
