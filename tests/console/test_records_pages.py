@@ -246,7 +246,8 @@ def test_releasing_a_hold_needs_a_reason_and_audits_it(
     hold = placed.json()["id"]
     sign_in(client, tenant)
     confirm = client.get(f"/console/holds/{hold}/release")
-    assert 'name="reason"' in confirm.text and "compliance key lethe_compliance… (id " in confirm.text
+    assert 'name="reason"' in confirm.text
+    assert "compliance key lethe_compliance… (id " in confirm.text
 
     blank = client.post(f"/console/holds/{hold}/release",
                         data={"csrf_token": csrf_of(confirm.text), "reason": "  "})
