@@ -33,7 +33,7 @@ WIDTH = 1280
 MAX_HEIGHT = 2400
 
 
-def _keys() -> tuple[Any, dict[str, str]]:
+def _keys() -> tuple[Any, dict[str, dict[str, str]]]:
     from app.core import uow
     from app.tenants import service
     from app.tenants.models import Role
