@@ -132,9 +132,17 @@ def _browser() -> Any:
 
 
 def _shoot(driver: Any, url: str, path: Path) -> None:
+    driver.set_window_size(WIDTH, 900)
     driver.get(url)
-    height = driver.execute_script("return document.documentElement.scrollHeight")
-    driver.set_window_size(WIDTH, min(int(height) + 40, MAX_HEIGHT))
+    # The window's size includes what the browser draws around the page: grow it until the
+    # viewport holds the whole page (or the cap).
+    for _ in range(3):
+        page, view, outer = driver.execute_script(
+            "return [document.documentElement.scrollHeight, window.innerHeight,"
+            " window.outerHeight]")
+        if view >= page or outer >= MAX_HEIGHT:
+            break
+        driver.set_window_size(WIDTH, min(outer + page - view, MAX_HEIGHT))
     assert driver.save_screenshot(str(path)), path
     print(f"wrote {path}")
 

@@ -86,10 +86,11 @@ def timeline(versions: list[VersionPublic]) -> list[VersionStep]:
 # The provenance graph: one column per hop, ancestors to the left, descendants to the right.
 # ---------------------------------------------------------------------------------------------
 
-NODE_W, NODE_H, ROW = 210, 44, 56
-GAP = 70  # between columns: room for the arrows
+NODE_W, NODE_H, ROW = 190, 44, 56
+GAP = 50  # between columns: room for the arrows
 MARGIN = 12
-SNIPPET_CHARS = 30  # what fits on a node's second line in the 12px monospace font
+# What fits in a node: a label in the 12px monospace font, a text line in the 11px one.
+LABEL_CHARS, SNIPPET_CHARS = 25, 27
 
 
 @dataclass(frozen=True)
@@ -124,6 +125,8 @@ class Graph:
     summary: str
     truncated: bool
     cap: int
+    node_w: int = NODE_W
+    node_h: int = NODE_H
 
 
 def _short(text: str, size: int) -> str:
@@ -139,7 +142,7 @@ def _texts(node: ComponentNode) -> tuple[str, str, str]:
             return f"memory {node.ref[:8]}…", "forgotten (tombstone)", "forgotten"
         return f"memory {node.ref[:8]}…", _short(node.snippet or "", SNIPPET_CHARS), "memory"
     if node.kind == "source":
-        return _short(f"source: {node.ref}", 28), "", "source"
+        return _short(f"source: {node.ref}", LABEL_CHARS), "", "source"
     return f"{node.kind} {node.ref[:8]}…", "", node.kind
 
 
@@ -165,7 +168,8 @@ def graph(found: Component) -> Graph:
     summary = (f"Provenance: {ancestors} {'ancestor' if ancestors == 1 else 'ancestors'} "
                f"(what it came from) and {descendants} "
                f"{'descendant' if descendants == 1 else 'descendants'} (what came of it), "
-               f"over {len(order) - 1} {'hop' if len(order) == 2 else 'hops'}.")
+               f"up to {-order[0]} {'hop' if order[0] == -1 else 'hops'} back and "
+               f"{order[-1]} forward.")
     if found.truncated:
         summary += f" Only the nearest {found.cap} are shown."
     return Graph(width=len(order) * (NODE_W + GAP) - GAP + 2 * MARGIN, height=height,

@@ -44,11 +44,12 @@ def test_graph_puts_each_hop_in_its_own_column_ancestors_left() -> None:
     shown = {n.ref: n for n in drawn.nodes}
     assert shown[child.ref].detail == "forgotten (tombstone)"
     assert shown[child.ref].kind == "forgotten"
-    assert shown[parent.ref].detail.endswith("…") and len(shown[parent.ref].detail) <= 30
+    assert shown[parent.ref].detail.endswith("…") and len(shown[parent.ref].detail) <= 27
     assert len(drawn.edges) == 5
-    assert all(n.y >= 0 and n.y + 44 <= drawn.height for n in drawn.nodes)
-    assert all(n.x + 210 <= drawn.width for n in drawn.nodes)
+    assert all(n.y >= 0 and n.y + drawn.node_h <= drawn.height for n in drawn.nodes)
+    assert all(n.x + drawn.node_w <= drawn.width for n in drawn.nodes)
     assert "2 ancestors" in drawn.summary and "2 descendants" in drawn.summary
+    assert "2 hops back and 2 forward" in drawn.summary
     assert not drawn.truncated
 
 
