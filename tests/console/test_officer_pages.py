@@ -48,6 +48,12 @@ def test_audit_page_shows_staff_by_email_and_keys_by_role_and_prefix(
     assert not re.search(r"<td>(<code>)?(staff|key):", table)
     times = TIME.findall(table)
     assert times and all(iso == title for iso, title, _ in times)
+    # A name is a link to the events of that actor alone.
+    officer = next(actor for actor, name in shown.items() if name == email)
+    mine = re.search(rf'<a href="(/console/audit\?actor={officer.replace(":", "%3A")})">', table)
+    assert mine
+    only = client.get(mine.group(1)).text.split('id="audit-events"')[1]
+    assert set(_actors(only)) == {officer}
 
 
 def test_actor_names_reach_lineage_holds_quarantine_and_tombstones(
