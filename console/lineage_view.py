@@ -11,7 +11,8 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from app.memories.schemas import EdgePublic, VersionPublic
+from app.memories.component import Component, ComponentNode
+from app.memories.schemas import VersionPublic
 
 Op = Literal["same", "added", "removed"]
 # Words and the whitespace between them, so a diff re-joins into the original spacing.
@@ -82,15 +83,14 @@ def timeline(versions: list[VersionPublic]) -> list[VersionStep]:
 
 
 # ---------------------------------------------------------------------------------------------
-# The provenance graph: parents in the left column, the memory in the middle, children right.
+# The provenance graph: one column per hop, ancestors to the left, descendants to the right.
 # ---------------------------------------------------------------------------------------------
 
-NODE_W, NODE_H, ROW = 200, 40, 52
-COLUMNS = (16, 300, 584)
-WIDTH = COLUMNS[2] + NODE_W + 16
-# Beyond this many on a side the rest is one "+N more" node; the lists below the graph name
-# every edge.
-MAX_PER_SIDE = 8
+NODE_W, NODE_H, ROW = 190, 44, 56
+GAP = 50  # between columns: room for the arrows
+MARGIN = 12
+# What fits in a node: a label in the 12px monospace font, a text line in the 11px one.
+LABEL_CHARS, SNIPPET_CHARS = 25, 27
 
 
 @dataclass(frozen=True)
@@ -98,7 +98,9 @@ class Node:
     x: int
     y: int
     label: str
-    kind: str  # memory, source, artifact, more, self
+    detail: str  # second line: the memory's text, "forgotten (tombstone)", or ""
+    kind: str  # memory, source, artifact, forgotten, self
+    ref: str
 
     @property
     def cx(self) -> int:
@@ -111,10 +113,7 @@ class Node:
 
 @dataclass(frozen=True)
 class Edge:
-    x1: int
-    y1: int
-    x2: int
-    y2: int
+    path: str  # SVG path data, a curve from the parent's right edge to the child's left
 
 
 @dataclass(frozen=True)
@@ -124,34 +123,65 @@ class Graph:
     nodes: list[Node]
     edges: list[Edge]
     summary: str
+    truncated: bool
+    cap: int
+    node_w: int = NODE_W
+    node_h: int = NODE_H
 
 
-def _label(edge: EdgePublic) -> str:
-    ref = edge.ref if edge.kind != "memory" else edge.ref[:8] + "…"
-    text = f"{edge.kind}: {ref}"
-    return text if len(text) <= 26 else text[:25] + "…"
+def _short(text: str, size: int) -> str:
+    return text if len(text) <= size else text[:size - 1].rstrip() + "…"
 
 
-def _column(edges: list[EdgePublic], x: int, height: int) -> list[Node]:
-    shown = edges[:MAX_PER_SIDE]
-    nodes = [Node(x, 0, _label(edge), edge.kind) for edge in shown]
-    if len(edges) > MAX_PER_SIDE:
-        nodes.append(Node(x, 0, f"+{len(edges) - MAX_PER_SIDE} more", "more"))
-    top = (height - len(nodes) * ROW + (ROW - NODE_H)) // 2
-    return [Node(n.x, top + i * ROW, n.label, n.kind) for i, n in enumerate(nodes)]
+def _texts(node: ComponentNode) -> tuple[str, str, str]:
+    """Label, detail and kind of a node as drawn."""
+    if node.depth == 0:
+        return f"this memory {node.ref[:8]}…", _short(node.snippet or "", SNIPPET_CHARS), "self"
+    if node.kind == "memory":
+        if node.forgotten:
+            return f"memory {node.ref[:8]}…", "forgotten (tombstone)", "forgotten"
+        return f"memory {node.ref[:8]}…", _short(node.snippet or "", SNIPPET_CHARS), "memory"
+    if node.kind == "source":
+        return _short(f"source: {node.ref}", LABEL_CHARS), "", "source"
+    return f"{node.kind} {node.ref[:8]}…", "", node.kind
 
 
-def graph(memory_id: str, parents: list[EdgePublic], children: list[EdgePublic]) -> Graph:
-    rows = max(1, min(len(parents), MAX_PER_SIDE + 1), min(len(children), MAX_PER_SIDE + 1))
-    height = rows * ROW + 24
-    centre = Node(COLUMNS[1], (height - NODE_H) // 2, f"this memory {memory_id[:8]}…", "self")
-    left = _column(parents, COLUMNS[0], height)
-    right = _column(children, COLUMNS[2], height)
-    edges = [Edge(n.x + NODE_W, n.mid_y, centre.x, centre.mid_y) for n in left]
-    edges += [Edge(centre.x + NODE_W, centre.mid_y, n.x, n.mid_y) for n in right]
-    summary = (f"Provenance: derived from {len(parents)} "
-               f"{'parent' if len(parents) == 1 else 'parents'}; "
-               f"{len(children)} {'child' if len(children) == 1 else 'children'} "
-               "derived from it.")
-    return Graph(width=WIDTH, height=height, nodes=[*left, centre, *right], edges=edges,
-                 summary=summary)
+def graph(found: Component) -> Graph:
+    """The component laid out in columns by hop, each column in the order the walk found it."""
+    columns: dict[int, list[ComponentNode]] = {}
+    for node in found.nodes:
+        columns.setdefault(node.depth, []).append(node)
+    order = sorted(columns)
+    rows = max(len(column) for column in columns.values())
+    height = rows * ROW + 2 * MARGIN
+    nodes: dict[tuple[str, str], Node] = {}
+    for index, depth in enumerate(order):
+        column = columns[depth]
+        top = (height - len(column) * ROW + (ROW - NODE_H)) // 2
+        for row, item in enumerate(column):
+            label, detail, kind = _texts(item)
+            nodes[(item.kind, item.ref)] = Node(MARGIN + index * (NODE_W + GAP), top + row * ROW,
+                                                label, detail, kind, item.ref)
+    edges = [Edge(_curve(nodes[edge.parent], nodes[edge.child])) for edge in found.edges]
+    ancestors = sum(1 for n in found.nodes if n.depth < 0)
+    descendants = sum(1 for n in found.nodes if n.depth > 0)
+    summary = (f"Provenance: {ancestors} {'ancestor' if ancestors == 1 else 'ancestors'} "
+               f"(what it came from) and {descendants} "
+               f"{'descendant' if descendants == 1 else 'descendants'} (what came of it), "
+               f"up to {-order[0]} {'hop' if order[0] == -1 else 'hops'} back and "
+               f"{order[-1]} forward.")
+    if found.truncated:
+        summary += f" Only the nearest {found.cap} are shown."
+    return Graph(width=len(order) * (NODE_W + GAP) - GAP + 2 * MARGIN, height=height,
+                 nodes=list(nodes.values()), edges=edges, summary=summary,
+                 truncated=found.truncated, cap=found.cap)
+
+
+def _curve(parent: Node, child: Node) -> str:
+    x1, y1 = parent.x + NODE_W, parent.mid_y
+    if child.x > parent.x:
+        x2, bend = child.x, (child.x - x1) // 2
+        return f"M {x1} {y1} C {x1 + bend} {y1}, {x2 - bend} {child.mid_y}, {x2} {child.mid_y}"
+    # Same column (or leftwards, in a cycle): loop out to the right and come back.
+    x2 = child.x + NODE_W
+    return f"M {x1} {y1} C {x1 + GAP // 2} {y1}, {x2 + GAP // 2} {child.mid_y}, {x2} {child.mid_y}"

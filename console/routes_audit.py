@@ -12,7 +12,7 @@ from fastapi.responses import HTMLResponse, Response
 from app.audit import service as audit
 from app.audit.errors import InvalidCursor
 from app.core import uow
-from console import chain_status
+from console import actors, chain_status
 from console.deps import ViewerDep
 from console.templating import templates
 
@@ -55,7 +55,7 @@ def audit_page(
         actor=values["actor"] or None, action_family=values["action"] or None,
         target_id=values["target"] or None, since=times["since"], until=times["until"],
     )
-    page, chain = None, None
+    page, chain, names = None, None, {}
     with uow.unit_of_work(viewer.tenant_id) as session:
         chain = chain_status.status(session, tenant_id=viewer.tenant_id,
                                     full=verify == "full")
@@ -65,11 +65,14 @@ def audit_page(
                                     cursor=cursor or None, filters=filters, newest_first=True)
             except InvalidCursor:
                 errors["cursor"] = "That page link is out of date; start from the newest events."
+        if page is not None:
+            names = actors.resolve(session, tenant_id=viewer.tenant_id,
+                                   actors=[event.actor for event in page.data])
     older = None
     if page is not None and page.next_cursor:
         query = {k: v for k, v in values.items() if v}
         older = f"{request.url.path}?{urlencode({**query, 'cursor': page.next_cursor})}"
     return templates.TemplateResponse(request, "audit.html", {
         "viewer": viewer, "values": values, "errors": errors, "page": page, "chain": chain,
-        "older": older, "filtered": any(values.values()) or bool(cursor),
+        "older": older, "filtered": any(values.values()) or bool(cursor), actors.CONTEXT_KEY: names,
     })

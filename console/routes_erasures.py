@@ -4,20 +4,24 @@ that refreshes while the cascade runs, the receipt and its JSON download."""
 from __future__ import annotations
 
 import uuid
+from dataclasses import dataclass
 from typing import Annotated
 
 from fastapi import APIRouter, Form, Query, Request, status
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from pydantic import ValidationError
 
+from app.audit import service as audit
+from app.audit.schemas import TrailEvent
 from app.core import uow
 from app.core.errors import LetheError
 from app.erasure import service as erasures
+from app.erasure import states
 from app.erasure.errors import ErasureNotFound, ReceiptNotReady
 from app.erasure.models import ErasureStatus
 from app.erasure.schemas import ErasureRequestCreate, ErasureRequestPublic, Receipt
 from app.receipts import keys, signing
-from console import auth
+from console import actors, auth
 from console.deps import CsrfDep, OfficerDep, ViewerDep
 from console.templating import templates
 
@@ -45,15 +49,18 @@ def _status(value: str) -> ErasureStatus | None:
 
 
 def _render_list(request: Request, viewer: auth.Viewer, *, wanted: ErasureStatus | None,
-                 cursor: str | None, errors: dict[str, str] | None = None,
+                 cursor: str | None, subject: str = "", errors: dict[str, str] | None = None,
                  form: dict[str, str] | None = None, code: int = status.HTTP_200_OK
                  ) -> Response:
     with uow.unit_of_work(viewer.tenant_id) as session:
-        found = erasures.page(session, tenant_id=viewer.tenant_id, status=wanted, subject=None,
-                              limit=PAGE_SIZE, cursor=cursor)
+        # The service digests the subject with the tenant's key and matches the stored
+        # digest exactly: completed requests, whose plain subject is gone, are found too.
+        found = erasures.page(session, tenant_id=viewer.tenant_id, status=wanted,
+                              subject=subject or None, limit=PAGE_SIZE, cursor=cursor)
     return templates.TemplateResponse(request, "erasures.html", {
         "viewer": viewer, "requests": found.data, "next_cursor": found.next_cursor,
         "status": wanted.value if wanted else "", "statuses": list(ErasureStatus),
+        "searched_subject": subject,
         "errors": errors or {}, "form": form or {},
     }, status_code=code)
 
@@ -61,9 +68,12 @@ def _render_list(request: Request, viewer: auth.Viewer, *, wanted: ErasureStatus
 @router.get("/erasures", name="console_erasures", response_class=HTMLResponse)
 def list_erasures(request: Request, viewer: ViewerDep,
                   status_: Annotated[str, Query(alias="status", max_length=40)] = "",
+                  subject: Annotated[str, Query(max_length=255)] = "",
                   cursor: Annotated[str, Query(max_length=100)] = "") -> Response:
-    """Erasure requests with status and due date; overdue ones marked."""
-    return _render_list(request, viewer, wanted=_status(status_), cursor=cursor or None)
+    """Erasure requests with status and due date, by status or subject; overdue ones
+    marked."""
+    return _render_list(request, viewer, wanted=_status(status_), cursor=cursor or None,
+                        subject=subject.strip())
 
 
 @router.post("/erasures", name="console_file_erasure", response_class=HTMLResponse,
@@ -102,18 +112,34 @@ def _signature(receipt: Receipt | None) -> signing.Verdict | None:
     return signing.check(receipt.model_dump(mode="json"), keys.signing_key().public_jwk)
 
 
-def _detail_context(viewer: auth.Viewer, found: ErasureRequestPublic,
+@dataclass(frozen=True)
+class Loaded:
+    """An erasure request with who moved it when (its audit trail, actors resolved)."""
+
+    erasure: ErasureRequestPublic
+    trail: list[TrailEvent]
+    names: dict[str, str]
+
+
+def _detail_context(viewer: auth.Viewer, loaded: Loaded,
                     error: str | None = None) -> dict[str, object]:
+    found = loaded.erasure
     return {"viewer": viewer, "erasure": found, "moving": found.status in MOVING,
-            "refresh": REFRESH_SECONDS, "verdict": _signature(found.receipt), "error": error}
+            "refresh": REFRESH_SECONDS, "verdict": _signature(found.receipt), "error": error,
+            "trail": loaded.trail, actors.CONTEXT_KEY: loaded.names}
 
 
-def _load(viewer: auth.Viewer, request_id: uuid.UUID) -> ErasureRequestPublic | None:
+def _load(viewer: auth.Viewer, request_id: uuid.UUID) -> Loaded | None:
     try:
         with uow.unit_of_work(viewer.tenant_id) as session:
-            return erasures.get(session, tenant_id=viewer.tenant_id, request_id=request_id)
+            found = erasures.get(session, tenant_id=viewer.tenant_id, request_id=request_id)
+            trail = audit.trail(session, tenant_id=viewer.tenant_id,
+                                target_kind=states.TARGET, target_id=request_id)
+            names = actors.resolve(session, tenant_id=viewer.tenant_id,
+                                   actors=[event.actor for event in trail])
     except ErasureNotFound:
         return None
+    return Loaded(found, trail, names)
 
 
 @router.get("/erasures/{request_id}", name="console_erasure", response_class=HTMLResponse)

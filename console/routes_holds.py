@@ -20,19 +20,20 @@ from app.holds.schemas import (
     SourceHoldCreate,
     SubjectHoldCreate,
 )
-from console import auth
+from console import actors, auth
 from console.deps import CsrfDep, OfficerDep, ViewerDep
 from console.templating import templates
 
 router = APIRouter(include_in_schema=False)
 
 PAGE_SIZE = 25
+RELEASE_REASON_MAX = 500
 Scope = Literal["subject", "memory_ids", "source"]
 Cursor = Annotated[str, Query(max_length=100)]
 
 
 def _page(tenant_id: uuid.UUID, *, active: bool, cursor: str | None
-          ) -> tuple[list[LegalHoldDetail], str | None]:
+          ) -> tuple[list[LegalHoldDetail], str | None, dict[str, str]]:
     with uow.unit_of_work(tenant_id) as session:
         found = holds.holds(session, tenant_id=tenant_id, active=active, limit=PAGE_SIZE,
                             cursor=cursor)
@@ -41,18 +42,21 @@ def _page(tenant_id: uuid.UUID, *, active: bool, cursor: str | None
         detailed = [holds.get(session, tenant_id=tenant_id, hold_id=hold.id) if active
                     else LegalHoldDetail(**hold.model_dump(), held_count=0)
                     for hold in found.data]
-    return detailed, found.next_cursor
+        names = actors.resolve(session, tenant_id=tenant_id, actors=[
+            actor for hold in found.data for actor in (hold.created_by, hold.released_by)])
+    return detailed, found.next_cursor, names
 
 
 def _render(request: Request, viewer: auth.Viewer, *, active_cursor: str | None = None,
             released_cursor: str | None = None, errors: dict[str, str] | None = None,
             form: dict[str, str] | None = None, code: int = status.HTTP_200_OK) -> Response:
-    active, next_active = _page(viewer.tenant_id, active=True, cursor=active_cursor)
-    released, next_released = _page(viewer.tenant_id, active=False, cursor=released_cursor)
+    active, next_active, placers = _page(viewer.tenant_id, active=True, cursor=active_cursor)
+    released, next_released, releasers = _page(viewer.tenant_id, active=False,
+                                               cursor=released_cursor)
     return templates.TemplateResponse(request, "holds.html", {
         "viewer": viewer, "active": active, "released": released, "next_active": next_active,
         "next_released": next_released, "errors": errors or {},
-        "form": form or {"scope": "subject"},
+        "form": form or {"scope": "subject"}, actors.CONTEXT_KEY: placers | releasers,
     }, status_code=code)
 
 
@@ -113,30 +117,49 @@ def _message(field: str, detail: str) -> str:
     return f"Name what to hold: {detail[0].lower()}{detail[1:]}."
 
 
-@router.get("/holds/{hold_id}/release", name="console_confirm_release", response_class=HTMLResponse)
-def confirm_release(request: Request, hold_id: uuid.UUID, viewer: ViewerDep) -> Response:
-    """Ask before releasing a hold, showing what it holds."""
+def _hold_not_found(request: Request, viewer: auth.Viewer) -> Response:
+    return templates.TemplateResponse(request, "not_found.html",
+                                      {"viewer": viewer, "what": "legal hold"},
+                                      status_code=status.HTTP_404_NOT_FOUND)
+
+
+def _confirm(request: Request, viewer: auth.Viewer, hold_id: uuid.UUID, *,
+             reason: str = "", error: str | None = None,
+             code: int = status.HTTP_200_OK) -> Response:
     try:
         with uow.unit_of_work(viewer.tenant_id) as session:
             hold = holds.get(session, tenant_id=viewer.tenant_id, hold_id=hold_id)
+            names = actors.resolve(session, tenant_id=viewer.tenant_id,
+                                   actors=[hold.created_by, hold.released_by])
     except HoldNotFound:
-        return templates.TemplateResponse(request, "not_found.html",
-                                          {"viewer": viewer, "what": "legal hold"},
-                                          status_code=status.HTTP_404_NOT_FOUND)
-    return templates.TemplateResponse(request, "hold_release.html",
-                                      {"viewer": viewer, "hold": hold})
+        return _hold_not_found(request, viewer)
+    return templates.TemplateResponse(request, "hold_release.html", {
+        "viewer": viewer, "hold": hold, "reason": reason, "error": error,
+        actors.CONTEXT_KEY: names}, status_code=code)
+
+
+@router.get("/holds/{hold_id}/release", name="console_confirm_release", response_class=HTMLResponse)
+def confirm_release(request: Request, hold_id: uuid.UUID, viewer: ViewerDep) -> Response:
+    """Ask before releasing a hold, showing what it holds, and why it is released."""
+    return _confirm(request, viewer, hold_id)
 
 
 @router.post("/holds/{hold_id}/release", name="console_release_hold", dependencies=[CsrfDep])
-def release(request: Request, hold_id: uuid.UUID, officer: OfficerDep) -> Response:
-    """Release a legal hold (audited); the record stays."""
+def release(request: Request, hold_id: uuid.UUID, officer: OfficerDep,
+            reason: Annotated[str, Form(max_length=2000)] = "") -> Response:
+    """Release a legal hold with a reason (audited); the record stays."""
+    why = reason.strip()
+    if not why or len(why) > RELEASE_REASON_MAX:
+        # The API leaves the reason optional; an officer releasing by hand always gives one.
+        return _confirm(request, officer, hold_id, reason=reason,
+                        error=f"Give a reason (up to {RELEASE_REASON_MAX} characters): "
+                              "it goes into the audit log.",
+                        code=status.HTTP_422_UNPROCESSABLE_CONTENT)
     try:
         with uow.unit_of_work(officer.tenant_id) as session:
             holds.release(session, tenant_id=officer.tenant_id, hold_id=hold_id,
-                          actor=officer.actor)
+                          actor=officer.actor, reason=why)
     except HoldNotFound:
-        return templates.TemplateResponse(request, "not_found.html",
-                                          {"viewer": officer, "what": "legal hold"},
-                                          status_code=status.HTTP_404_NOT_FOUND)
+        return _hold_not_found(request, officer)
     return RedirectResponse(request.url_for("console_holds").path,
                             status_code=status.HTTP_303_SEE_OTHER)

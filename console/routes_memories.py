@@ -11,12 +11,12 @@ from fastapi.responses import HTMLResponse, Response
 from app.core import uow
 from app.embeddings.runtime import embed_soon
 from app.holds import service as holds
-from app.memories import queries
+from app.memories import component, queries
 from app.memories.errors import InvalidCursor, MemoryNotFound
 from app.memories.models import MemoryState
 from app.recall import service as recall
 from app.recall.schemas import RecallRequest
-from console import lineage_view
+from console import actors, lineage_view
 from console.deps import ViewerDep
 from console.templating import templates
 
@@ -29,6 +29,10 @@ SEARCHABLE_STATES = [s for s in MemoryState if s is not MemoryState.forgotten]
 # Recall reaches live memories only; the other states are listed, not ranked.
 RANKED_STATES = {MemoryState.active, MemoryState.suspect}
 Text = Annotated[str, Query(max_length=255)]
+# The lineage graph shows this many nodes of the provenance component, or up to MAX_NODES
+# when the officer asks for more.
+GRAPH_NODES = 50
+MAX_NODES = 200
 
 
 def _state(value: str) -> MemoryState | None:
@@ -81,7 +85,8 @@ def search(
 
 
 @router.get("/memories/{memory_id}", name="console_lineage", response_class=HTMLResponse)
-def lineage(request: Request, memory_id: uuid.UUID, viewer: ViewerDep) -> Response:
+def lineage(request: Request, memory_id: uuid.UUID, viewer: ViewerDep,
+            nodes: Annotated[int, Query(ge=2, le=MAX_NODES)] = GRAPH_NODES) -> Response:
     """A memory's versions, diffs, supersession, provenance, flags, holds and audit trail."""
     with uow.unit_of_work(viewer.tenant_id) as session:
         try:
@@ -93,13 +98,22 @@ def lineage(request: Request, memory_id: uuid.UUID, viewer: ViewerDep) -> Respon
                 return templates.TemplateResponse(
                     request, "not_found.html", {"viewer": viewer, "what": "memory"},
                     status_code=status.HTTP_404_NOT_FOUND)
-            return templates.TemplateResponse(
-                request, "tombstone.html", {"viewer": viewer, "tomb": tomb})
+            names = actors.resolve(session, tenant_id=viewer.tenant_id, actors=[
+                tomb.actor, *(event.actor for event in tomb.audit_events)])
+            return templates.TemplateResponse(request, "tombstone.html", {
+                "viewer": viewer, "tomb": tomb, actors.CONTEXT_KEY: names})
         hold_ids = holds.covering(session, tenant_id=viewer.tenant_id, memory_ids=[memory_id])
         covering = [holds.get(session, tenant_id=viewer.tenant_id, hold_id=hold_id)
                     for hold_id in sorted(set(hold_ids.values()))]
+        around = component.component(session, tenant_id=viewer.tenant_id,
+                                     memory_id=memory_id, max_nodes=nodes)
+        names = actors.resolve(session, tenant_id=viewer.tenant_id, actors=[
+            *(event.actor for event in found.audit_events),
+            *(hold.created_by for hold in covering)])
     return templates.TemplateResponse(request, "lineage.html", {
         "viewer": viewer, "memory": memory, "lineage": found, "holds": covering,
+        actors.CONTEXT_KEY: names,
         "steps": lineage_view.timeline(found.versions),
-        "graph": lineage_view.graph(str(memory_id), found.parents, found.children),
+        "graph": lineage_view.graph(around), "component": around,
+        "more_nodes": MAX_NODES if around.truncated and nodes < MAX_NODES else None,
     })

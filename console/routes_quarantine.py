@@ -20,7 +20,7 @@ from app.memories import queries
 from app.memories.errors import InvalidCursor
 from app.memories.models import MemoryState
 from app.memories.schemas import MemoryPublic
-from console import auth
+from console import actors, auth
 from console.deps import CsrfDep, OfficerDep, ViewerDep
 from console.templating import templates
 
@@ -36,6 +36,7 @@ class Waiting:
     memory: MemoryPublic
     reason: str | None
     since: datetime | None
+    actor: str | None
 
 
 @dataclass(frozen=True)
@@ -45,31 +46,38 @@ class Outcome:
     detail: str
 
 
-def _queue(tenant_id: uuid.UUID, cursor: str | None) -> tuple[list[Waiting], str | None]:
+def _queue(tenant_id: uuid.UUID, cursor: str | None
+           ) -> tuple[list[Waiting], str | None, dict[str, str]]:
     with uow.unit_of_work(tenant_id) as session:
         found = queries.page(session, tenant_id=tenant_id, limit=PAGE_SIZE, cursor=cursor,
                              filters=queries.Filters(state=MemoryState.quarantined))
         events = audit.about_targets(session, tenant_id=tenant_id, target_kind="memory",
                                      target_ids=[str(m.id) for m in found.data])
-    # The reason and time of the move into quarantine are the audit chain's, the one record.
-    entered = {event.target_id: event for event in events if event.to_state == QUARANTINED}
+        # The reason, time and actor of the move into quarantine are the audit chain's, the
+        # one record.
+        entered = {event.target_id: event for event in events
+                   if event.to_state == QUARANTINED}
+        names = actors.resolve(session, tenant_id=tenant_id,
+                               actors=[event.actor for event in entered.values()])
     rows = [Waiting(memory=m, reason=getattr(entered.get(str(m.id)), "reason", None),
-                    since=getattr(entered.get(str(m.id)), "created_at", None))
+                    since=getattr(entered.get(str(m.id)), "created_at", None),
+                    actor=getattr(entered.get(str(m.id)), "actor", None))
             for m in found.data]
-    return rows, found.next_cursor
+    return rows, found.next_cursor, names
 
 
 def _render(request: Request, viewer: auth.Viewer, *, cursor: str | None = None,
             outcomes: list[Outcome] | None = None, error: str | None = None,
             code: int = status.HTTP_200_OK) -> Response:
+    names: dict[str, str] = {}
     try:
-        rows, next_cursor = _queue(viewer.tenant_id, cursor)
+        rows, next_cursor, names = _queue(viewer.tenant_id, cursor)
     except InvalidCursor as refused:
         rows, next_cursor, error = [], None, refused.detail
         code = status.HTTP_422_UNPROCESSABLE_CONTENT
     return templates.TemplateResponse(request, "quarantine.html", {
         "viewer": viewer, "rows": rows, "next_cursor": next_cursor, "now": utcnow(),
-        "outcomes": outcomes or [], "error": error,
+        "outcomes": outcomes or [], "error": error, actors.CONTEXT_KEY: names,
     }, status_code=code)
 
 
@@ -93,7 +101,8 @@ def decide(
     chosen = sorted(set(memory_id or []))
     why = reason.strip()
     if not chosen or len(chosen) > MAX_SELECTED or not why:
-        error = ("Choose at least one memory." if not chosen
+        error = ("Nothing was chosen, so nothing was changed: tick the memories to "
+                 f"{action} first." if not chosen
                  else "Give a reason: it goes into the audit log." if not why
                  else f"Choose at most {MAX_SELECTED} memories at once.")
         return _render(request, officer, error=error, code=status.HTTP_422_UNPROCESSABLE_CONTENT)

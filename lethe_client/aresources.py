@@ -171,8 +171,8 @@ class LegalHolds(Resource):
              page_size: int | None = None) -> AsyncIterator[m.LegalHold]:
         return self._t.items(lambda cursor: e.list_holds(active, page_size, cursor))
 
-    async def release(self, hold_id: e.Id) -> None:
-        await self._t.run(e.release_hold(hold_id))
+    async def release(self, hold_id: e.Id, *, reason: str | None = None) -> None:
+        await self._t.run(e.release_hold(hold_id, reason))
 
 
 class Artifacts(Resource):

@@ -235,8 +235,8 @@ def list_holds(active: bool | None, limit: int | None,
                               limit=limit, cursor=cursor))
 
 
-def release_hold(hold_id: Id) -> Call[None]:
-    return Call("DELETE", f"/v1/legal-holds/{hold_id}", nothing)
+def release_hold(hold_id: Id, reason: str | None = None) -> Call[None]:
+    return Call("DELETE", f"/v1/legal-holds/{hold_id}", nothing, params=params(reason=reason))
 
 
 def register_artifact(kind: str, ref: str, derived_from: list[str]) -> Call[m.Artifact]:

@@ -170,8 +170,8 @@ class LegalHolds(Resource):
              page_size: int | None = None) -> Iterator[m.LegalHold]:
         return self._t.items(lambda cursor: e.list_holds(active, page_size, cursor))
 
-    def release(self, hold_id: e.Id) -> None:
-        self._t.run(e.release_hold(hold_id))
+    def release(self, hold_id: e.Id, *, reason: str | None = None) -> None:
+        self._t.run(e.release_hold(hold_id, reason))
 
 
 class Artifacts(Resource):

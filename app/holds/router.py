@@ -53,9 +53,14 @@ def get_hold(hold_id: uuid.UUID, principal: ComplianceReader, session: SessionDe
 
 
 @router.delete("/v1/legal-holds/{hold_id}", status_code=status.HTTP_204_NO_CONTENT)
-def release_hold(hold_id: uuid.UUID, principal: ComplianceWriter, session: SessionDep
-                 ) -> Response:
+def release_hold(
+    hold_id: uuid.UUID, principal: ComplianceWriter, session: SessionDep,
+    reason: Annotated[str | None, Query(
+        max_length=500, pattern=r"^[^\x00]*$",
+        description="Why the hold is released (optional; recorded in the audit event).",
+    )] = None,
+) -> Response:
     """Release a legal hold: the record stays, with `released_at` (again: still 204)."""
     holds.release(session, tenant_id=principal.tenant_id, hold_id=hold_id,
-                  actor=audit.actor_for(principal))
+                  actor=audit.actor_for(principal), reason=reason)
     return Response(status_code=status.HTTP_204_NO_CONTENT)

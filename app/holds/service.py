@@ -108,9 +108,11 @@ def holds(
     )
 
 
-def release(session: Session, *, tenant_id: uuid.UUID, hold_id: uuid.UUID, actor: str) -> None:
-    """Release a hold: the record stays, with `released_at`. Releasing a released hold
-    changes nothing (the row lock orders two releases: one of them releases)."""
+def release(session: Session, *, tenant_id: uuid.UUID, hold_id: uuid.UUID, actor: str,
+            reason: str | None = None) -> None:
+    """Release a hold: the record stays, with `released_at`; ``reason`` (why it was
+    released) goes into the audit event. Releasing a released hold changes nothing (the row
+    lock orders two releases: one of them releases)."""
     hold = store.find(session, tenant_id=tenant_id, hold_id=hold_id, for_update=True)
     if hold is None:
         raise HoldNotFound()
@@ -120,10 +122,11 @@ def release(session: Session, *, tenant_id: uuid.UUID, hold_id: uuid.UUID, actor
     hold.released_by = actor
     session.add(hold)
     session.flush()
-    released(session, hold=hold, actor=actor)
+    released(session, hold=hold, actor=actor, reason=(reason or '').strip() or None)
 
 
-def released(session: Session, *, hold: LegalHold, actor: str) -> None:
+def released(session: Session, *, hold: LegalHold, actor: str, reason: str | None = None
+             ) -> None:
     """What follows a release, in the releasing transaction: the audit event
     `legal_hold.released`, the webhook event of the same name, and the erasures that ended
     `on_hold` resume (`erasure.resume`, sent after the commit: from then on the memories the
@@ -131,7 +134,7 @@ def released(session: Session, *, hold: LegalHold, actor: str) -> None:
     """
     audit.record(session, tenant_id=hold.tenant_id, actor=actor, action="legal_hold.released",
                  target_kind=TARGET, target_id=hold.id, from_state="active",
-                 to_state="released", details={"scope": hold.scope})
+                 to_state="released", reason=reason, details={"scope": hold.scope})
     webhooks.emit_each(session, tenant_id=hold.tenant_id, event=WebhookEvent.legal_hold_released,
                        payloads=[{"hold_id": str(hold.id), "scope": hold.scope,
                                   "released_at": (hold.released_at or utcnow()).isoformat()}])

@@ -624,6 +624,40 @@ def parents(
     return found
 
 
+def edges_into(
+    session: Session, *, tenant_id: uuid.UUID, child_ids: Sequence[uuid.UUID]
+) -> list[tuple[str, uuid.UUID, str, str]]:
+    """Every edge into these things, as ``(child_kind, child_id, parent_kind, parent_ref)``,
+    in the order recorded: one step up a provenance walk."""
+    if not child_ids:
+        return []
+    rows = session.exec(
+        select(ProvenanceEdge.child_kind, ProvenanceEdge.child_id, ProvenanceEdge.parent_kind,
+               ProvenanceEdge.parent_ref)
+        .where(ProvenanceEdge.tenant_id == tenant_id,
+               col(ProvenanceEdge.child_id).in_(sorted(set(child_ids))))
+        .order_by(col(ProvenanceEdge.created_at), col(ProvenanceEdge.id))
+    ).all()
+    return [tuple(row) for row in rows]  # type: ignore[misc]
+
+
+def edges_from(
+    session: Session, *, tenant_id: uuid.UUID, memory_ids: Sequence[uuid.UUID]
+) -> list[tuple[str, uuid.UUID, str, str]]:
+    """Every edge out of these memories, as ``(child_kind, child_id, "memory", parent_ref)``,
+    in the order recorded: one step down a provenance walk."""
+    if not memory_ids:
+        return []
+    rows = session.exec(
+        select(ProvenanceEdge.child_kind, ProvenanceEdge.child_id, ProvenanceEdge.parent_kind,
+               ProvenanceEdge.parent_ref)
+        .where(ProvenanceEdge.tenant_id == tenant_id, ProvenanceEdge.parent_kind == "memory",
+               col(ProvenanceEdge.parent_ref).in_(sorted({str(i) for i in memory_ids})))
+        .order_by(col(ProvenanceEdge.created_at), col(ProvenanceEdge.id))
+    ).all()
+    return [tuple(row) for row in rows]  # type: ignore[misc]
+
+
 def drop_provenance(
     session: Session, *, tenant_id: uuid.UUID, child_kind: str, child_id: uuid.UUID
 ) -> None:

@@ -100,6 +100,12 @@ def change_role(session: Session, *, tenant_id: uuid.UUID, staff_id: uuid.UUID,
     return staff
 
 
+def emails(session: Session, *, tenant_id: uuid.UUID, staff_ids: list[uuid.UUID]
+           ) -> dict[uuid.UUID, str]:
+    """The emails of these members, removed ones included: who did what stays readable."""
+    return store.emails(session, tenant_id=tenant_id, ids=staff_ids)
+
+
 def verify_password(
     session: Session, *, tenant_id: uuid.UUID, email: str, password: str
 ) -> Staff | None:

@@ -39,6 +39,16 @@ def get(session: Session, *, tenant_id: uuid.UUID, staff_id: uuid.UUID,
     return session.exec(statement.with_for_update() if lock else statement).first()
 
 
+def emails(session: Session, *, tenant_id: uuid.UUID, ids: Sequence[uuid.UUID]
+           ) -> dict[uuid.UUID, str]:
+    """Each member's email, removed members included (audit events outlive them)."""
+    if not ids:
+        return {}
+    rows = session.exec(select(Staff.id, Staff.email).where(
+        Staff.tenant_id == tenant_id, col(Staff.id).in_(sorted(set(ids))))).all()
+    return dict(rows)
+
+
 def find_active(session: Session, *, tenant_id: uuid.UUID, email: str) -> Staff | None:
     return session.exec(
         select(Staff).where(Staff.tenant_id == tenant_id, Staff.email == email, _ACTIVE)

@@ -40,6 +40,17 @@ def get(session: Session, *, tenant_id: uuid.UUID, key_id: uuid.UUID) -> ApiKey 
     ).first()
 
 
+def described(session: Session, *, tenant_id: uuid.UUID, ids: Sequence[uuid.UUID]
+              ) -> dict[uuid.UUID, tuple[Role, str]]:
+    """Each key's role and display prefix, revoked keys included (audit events outlive
+    them)."""
+    if not ids:
+        return {}
+    rows = session.exec(select(ApiKey.id, ApiKey.role, ApiKey.prefix).where(
+        ApiKey.tenant_id == tenant_id, col(ApiKey.id).in_(sorted(set(ids))))).all()
+    return {key_id: (Role(role), prefix) for key_id, role, prefix in rows}
+
+
 def revoke(session: Session, key: ApiKey) -> None:
     key.revoked_at = utcnow()
     session.add(key)

@@ -38,6 +38,13 @@ def working_keys(
                       next_cursor=next_cursor)
 
 
+def described(session: Session, *, tenant_id: uuid.UUID, key_ids: list[uuid.UUID]
+              ) -> dict[uuid.UUID, tuple[Role, str]]:
+    """Role and display prefix of these keys, revoked ones included (audit trails name
+    them long after)."""
+    return key_store.described(session, tenant_id=tenant_id, ids=key_ids)
+
+
 def revoke(session: Session, *, tenant_id: uuid.UUID, key_id: uuid.UUID, actor: str) -> None:
     """Delete a key: it stops working at commit. `LastComplianceKey` (409) for the tenant's
     last working compliance key; deleting a deleted key changes nothing."""

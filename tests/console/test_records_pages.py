@@ -229,12 +229,55 @@ def test_place_a_hold_see_what_it_holds_and_release_it(
     confirm = client.get(f"/console/holds/{hold['id']}/release")
     assert confirm.status_code == 200 and "Release this legal hold?" in confirm.text
     released = client.post(f"/console/holds/{hold['id']}/release",
-                           data={"csrf_token": csrf_of(confirm.text)}, follow_redirects=False)
+                           data={"csrf_token": csrf_of(confirm.text), "reason": "case closed"},
+                           follow_redirects=False)
     assert released.status_code == 303
     assert released.headers["location"] == "/console/holds"
     assert client.get(f"/v1/legal-holds/{hold['id']}",
                       headers=tenant["compliance"]).json()["released_at"] is not None
     assert client.delete(f"/v1/memories/{memory}", headers=tenant["app"]).status_code == 204
+
+
+def test_releasing_a_hold_needs_a_reason_and_audits_it(
+    client: Any, tenant: dict[str, Any]
+) -> None:
+    placed = client.post("/v1/legal-holds", json={"subject": "user:42", "reason": "case"},
+                         headers=tenant["compliance"])
+    hold = placed.json()["id"]
+    sign_in(client, tenant)
+    confirm = client.get(f"/console/holds/{hold}/release")
+    assert 'name="reason"' in confirm.text
+    assert "compliance key lethe_compliance… (id " in confirm.text
+
+    blank = client.post(f"/console/holds/{hold}/release",
+                        data={"csrf_token": csrf_of(confirm.text), "reason": "  "})
+    assert blank.status_code == 422
+    assert 'id="release-reason-error"' in blank.text and "Give a reason" in blank.text
+    assert client.get(f"/v1/legal-holds/{hold}",
+                      headers=tenant["compliance"]).json()["released_at"] is None
+
+    done = client.post(f"/console/holds/{hold}/release", follow_redirects=False, data={
+        "csrf_token": csrf_of(confirm.text), "reason": "matter settled"})
+    assert done.status_code == 303
+    [event] = [e for e in _audit_actions(client, tenant, hold)
+               if e["action"] == "legal_hold.released"]
+    assert event["reason"] == "matter settled" and event["actor"].startswith("staff:")
+    released_row = client.get("/console/holds").text.split('id="released-holds"')[1]
+    assert f'title="{event["actor"]}">officer-' in released_row  # released by, by email
+
+
+def test_the_api_release_takes_an_optional_reason_into_the_audit_event(
+    client: Any, tenant: dict[str, Any]
+) -> None:
+    holds = [client.post("/v1/legal-holds", json={"subject": f"user:{n}", "reason": "case"},
+                         headers=tenant["compliance"]).json()["id"] for n in range(2)]
+    with_reason = client.delete(f"/v1/legal-holds/{holds[0]}", params={"reason": "settled"},
+                                headers=tenant["compliance"])
+    without = client.delete(f"/v1/legal-holds/{holds[1]}", headers=tenant["compliance"])
+    assert with_reason.status_code == without.status_code == 204
+    reasons = [next(e["reason"] for e in _audit_actions(client, tenant, hold)
+                    if e["action"] == "legal_hold.released") for hold in holds]
+    assert reasons == ["settled", None]
 
 
 def test_hold_form_shows_errors_beside_the_field(client: Any, tenant: dict[str, Any]) -> None:

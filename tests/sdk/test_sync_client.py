@@ -82,13 +82,14 @@ def test_problems_map_to_exceptions_with_their_type(server: str, keys: dict[str,
             lethe.memories.delete(memory.id)
         assert held.value.status == 409 and held.value.slug == "legal-hold"
         assert officer.legal_holds.get(hold.id).held_count == 1
-        officer.legal_holds.release(hold.id)
+        officer.legal_holds.release(hold.id, reason="case closed")
         assert lethe.memories.forget(memory.id).forgotten is True
         with pytest.raises(SourceExcluded):
             lethe.memories.create("user:2", "I collect coins.", source="conversation:9")
         assert officer.audit.verify().ok is True
-        actions = {event.action for event in officer.audit.list(page_size=2)}
-        assert {"legal_hold.placed", "legal_hold.released"} <= actions
+        actions = {event.action: event for event in officer.audit.list(page_size=2)}
+        assert {"legal_hold.placed", "legal_hold.released"} <= set(actions)
+        assert actions["legal_hold.released"].reason == "case closed"
     with Lethe(server, "not-a-key") as stranger, pytest.raises(Unauthorized) as unknown:
         stranger.settings.get()
     assert isinstance(unknown.value, LetheError) and unknown.value.title
