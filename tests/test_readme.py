@@ -97,7 +97,10 @@ def test_the_readme_curl_session_runs_as_written(tmp_path: Path) -> None:
             f"curl() {{ command curl --write-out '%{{stderr}}{STATUS} %{{method}} "
             "%{url_effective} %{http_code}\\n' \"$@\"; }\n"
         )
-        bash_env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path)}
+        # `mktemp -d` makes the session's temporary folder here, where the test finds it.
+        temporary = tmp_path / "tmp"
+        temporary.mkdir()
+        bash_env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "TMPDIR": str(temporary)}
         ran = subprocess.run(["bash", "-c", prelude + script], cwd=tmp_path, env=bash_env,
                              capture_output=True, text=True, timeout=300)
         assert ran.returncode == 0, ran.stdout + ran.stderr
@@ -117,9 +120,11 @@ def test_the_readme_curl_session_runs_as_written(tmp_path: Path) -> None:
         assert '"contradicted_by":"' in output, "the lineage names the correction"
         assert '"stored":false' in output, "the forget request was handled, not stored"
         assert '"status":"succeeded"' in output, "the ingestion was applied"
-        receipt = json.loads((tmp_path / "receipt.json").read_text())
+        assert not list(tmp_path.glob("receipt*")), "the receipts land in the working folder"
+        [folder] = [path.parent for path in temporary.glob("*/receipt.json")]
+        receipt = json.loads((folder / "receipt.json").read_text())
         assert receipt["status"] == "completed" and receipt["counts"]["memories"] >= 1
-        key = json.loads((tmp_path / "receipt-key.json").read_text())
-        assert offline.verify_text((tmp_path / "receipt.json").read_text(), key).ok
+        key = json.loads((folder / "receipt-key.json").read_text())
+        assert offline.verify_text((folder / "receipt.json").read_text(), key).ok
     finally:
         stop(server)

@@ -6,6 +6,7 @@ import click
 import typer
 
 from app.cli import agents, audit, data, doctor, ops, processes, receipts, staff, tenants
+from app.core import runtime
 
 cli = typer.Typer(name="lethe", help="Lethe memory service.", no_args_is_help=True,
                   add_completion=False, pretty_exceptions_enable=False)
@@ -21,7 +22,15 @@ cli.add_typer(audit.group, name="audit")
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the command; its exit code (2 for a usage error, as before)."""
+    """Run the command; its exit code (2 for a usage error, as before). An embedded
+    PostgreSQL the command started is stopped again when it ends."""
+    try:
+        return _run(argv)
+    finally:
+        runtime.release()
+
+
+def _run(argv: list[str] | None) -> int:
     try:
         result = cli(args=argv, prog_name="lethe", standalone_mode=False)
     except click.exceptions.Exit as stop:

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from types import FrameType
 from typing import Annotated
 
@@ -108,8 +110,6 @@ def serve_all(runtime: Runtime, host: str, port: int, concurrency: int,
         name: subprocess.Popen(command, env=part_env, start_new_session=True)
         for name, (command, part_env) in parts.items()
     }
-    print(f"lethe: serving on http://{host}:{port} (console at /console); Ctrl-C stops",
-          flush=True)
     stopping = False
 
     def request_stop(signum: int, _frame: FrameType | None) -> None:
@@ -120,6 +120,11 @@ def serve_all(runtime: Runtime, host: str, port: int, concurrency: int,
     signal.signal(signal.SIGTERM, request_stop)
     exit_code = 0
     try:
+        # Announced only once a request can be answered: uvicorn listens after the model
+        # loaded, and a curl in the meantime would be refused.
+        if wait_until_listening(host, port, children["api"], lambda: stopping):
+            print(f"lethe: serving on http://{host}:{port} (console at /console); "
+                  "Ctrl-C stops", flush=True)
         while not stopping:
             for name, child in children.items():
                 if child.poll() is not None:
@@ -134,6 +139,22 @@ def serve_all(runtime: Runtime, host: str, port: int, concurrency: int,
             runtime.embedded_server.stop()
         print("lethe: stopped", flush=True)
     return exit_code
+
+
+def wait_until_listening(host: str, port: int, api: subprocess.Popen[bytes],
+                        stopped: Callable[[], bool]) -> bool:
+    """Whether the API accepts connections on ``port``; False once it exited or the
+    supervisor was asked to stop first."""
+    # A wildcard address is reached through the loopback of its family.
+    address = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}.get(host, host)
+    while api.poll() is None and not stopped():
+        try:
+            socket.create_connection((address, port), timeout=1).close()
+        except OSError:
+            time.sleep(0.2)
+        else:
+            return True
+    return False
 
 
 def stop_children(children: dict[str, subprocess.Popen[bytes]], grace: float = 20.0) -> None:

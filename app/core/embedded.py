@@ -26,6 +26,9 @@ DATABASE_NAME = "lethe"
 class EmbeddedServer:
     pgdata: Path
     socket_dir: str
+    # Whether this process started the server (it was not running before): a one-off command
+    # stops what it started and leaves alone a server it found running (`release`).
+    started_here: bool = False
 
     def url(self, database: str = DATABASE_NAME, user: str = "postgres", password: str = "") -> str:
         return f"postgresql+psycopg://{user}:{password}@/{database}?host={self.socket_dir}"
@@ -59,6 +62,7 @@ def start(data_dir: Path, *, shared_buffers_mb: int | None = None) -> EmbeddedSe
         import pgserver
 
     data_dir.mkdir(parents=True, exist_ok=True)
+    was_running = is_running(data_dir.resolve() / "pgdata")
     # cleanup_mode=None: the server outlives this handle; `lethe serve` stops it explicitly so
     # a worker attaching to it never takes it down with it.
     server = pgserver.get_server(data_dir.resolve() / "pgdata", cleanup_mode=None)
@@ -67,7 +71,8 @@ def start(data_dir: Path, *, shared_buffers_mb: int | None = None) -> EmbeddedSe
     server.ensure_postgres_running()
     uri = server.get_uri()
     socket_dir = uri.split("host=", 1)[1].split("&", 1)[0]
-    embedded = EmbeddedServer(pgdata=data_dir.resolve() / "pgdata", socket_dir=socket_dir)
+    embedded = EmbeddedServer(pgdata=data_dir.resolve() / "pgdata", socket_dir=socket_dir,
+                              started_here=not was_running)
     _ensure_database(embedded)
     _quiet_logging(embedded)
     _size_buffers(embedded, shared_buffers_mb or default_shared_buffers_mb(),
@@ -101,6 +106,14 @@ def _quiet_logging(server: EmbeddedServer) -> None:
                 sql.Identifier(name), sql.Literal(LOG_SETTINGS[name])))
         if changed:
             conn.execute("SELECT pg_reload_conf()")
+
+
+def is_running(pgdata: Path) -> bool:
+    """Whether a server runs on ``pgdata``: its postmaster.pid names a live process."""
+    from pgserver.utils import PostmasterInfo
+
+    info = PostmasterInfo.read_from_pgdata(pgdata)
+    return info is not None and bool(info.is_running())
 
 
 def default_shared_buffers_mb() -> int:

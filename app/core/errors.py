@@ -168,12 +168,12 @@ async def _validation_error(_: Request, exc: Exception) -> JSONResponse:
     problem = validation_problem(exc.errors())
     errors = problem["errors"]
     if any(e["loc"] == ["header", "Idempotency-Key"] and e["type"] == "missing" for e in errors):
-        # API contract: an operation that must be named by its key is a 400 without one.
+        # docs/api.md: an operation that must be named by its key is a 400 without one.
         return problem_response(400, "idempotency-key-required",
                                 "This request needs an Idempotency-Key",
                                 "Send an Idempotency-Key: it names this operation.")
     if any(e["loc"] == ["header", "If-Match"] and e["type"] == "missing" for e in errors):
-        # API contract: an edit without the revision it replaces is a 428.
+        # docs/api.md: an edit without the revision it replaces is a 428.
         return problem_response(428, "if-match-required", "If-Match is required",
                                 'Send `If-Match: "<revision>"` with the ETag you last read.')
     return JSONResponse(problem, status_code=422, media_type=PROBLEM_MEDIA_TYPE)

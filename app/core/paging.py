@@ -1,5 +1,5 @@
 """Keyset pages of one tenant's rows, ordered by (created_at, id): the list convention of
-API.md (`?limit=`, `?cursor=`, `next_cursor`) in one place.
+docs/api.md (`?limit=`, `?cursor=`, `next_cursor`) in one place.
 
 The cursor is the ID of the last row of the previous page. A cursor that names no row of the
 tenant (removed since, or never one) ends the listing with an empty page, rather than

@@ -69,6 +69,17 @@ def get_runtime() -> Runtime:
     return resolve(get_settings())
 
 
+def release() -> None:
+    """Stop the embedded server if this process started it: a one-off command (`lethe
+    doctor`, `lethe tenants list`) leaves no database behind, and leaves running one it found
+    running (under `lethe serve`)."""
+    if get_runtime.cache_info().currsize == 0:
+        return  # never resolved: nothing started
+    server = get_runtime().embedded_server
+    if server is not None and server.started_here and embedded.is_running(server.pgdata):
+        server.stop()
+
+
 def _needs_secrets(settings: Settings) -> bool:
     return not (
         settings.admin_token

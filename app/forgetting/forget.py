@@ -1,4 +1,4 @@
-"""Forgetting one memory: the two switches of API.md, tombstone, exclusion, retraction."""
+"""Forgetting one memory: the two switches of docs/api.md, tombstone, exclusion, retraction."""
 
 from __future__ import annotations
 

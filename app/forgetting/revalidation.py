@@ -1,7 +1,7 @@
 """Moving a memory along the forgetting ladder on request: confirm, reject, quarantine, release.
 
 Every move goes through the lifecycle (`app.memories.lifecycle`: `transition`, `confirm`;
-legality, revision, audit). `If-Match` is optional here (API.md: "accept If-Match"); when sent,
+legality, revision, audit). `If-Match` is optional here (docs/api.md: "accept If-Match"); when sent,
 a stale revision is refused with 412 like any edit.
 """
 

@@ -16,7 +16,7 @@ from app.forgetting.schemas import SessionClosed
 router = APIRouter(
     tags=["sessions"], route_class=route.LetheRoute, responses=problem_responses(*COMMON_PROBLEMS)
 )
-# `session` in the path, as API.md names it; `name` here, beside the database session.
+# `session` in the path, as docs/api.md names it; `name` here, beside the database session.
 SessionName = Annotated[str, Path(alias="session", min_length=1, max_length=255,
                                   pattern=r"^[^\x00]*$",
                                   description="The agent run, as memories name it.")]

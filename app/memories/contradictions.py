@@ -2,7 +2,7 @@
 
 A write finds its nearest live neighbours of the same subject (current versions, exact pgvector
 cosine), asks the supersession rule about each, and marks those it contradicts `suspect`
-with flag `contradicted` (API.md, POST /v1/memories). The rule itself lives in
+with flag `contradicted` (docs/api.md, POST /v1/memories). The rule itself lives in
 `app/text/supersession.py`; this module is the database around it.
 
 An optional judge model decides the pairs the rule is unsure about. It is a network call, so

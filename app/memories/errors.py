@@ -50,7 +50,7 @@ class NotEditable(Conflict):
 
 
 class LegalHold(Conflict):
-    """A legal hold covers the memory: nothing may destroy its content (API.md, "Legal
+    """A legal hold covers the memory: nothing may destroy its content (docs/api.md, "Legal
     holds"). Raised by the lifecycle's `destroy_content`, the one place content leaves."""
 
     slug, title = "legal-hold", "A legal hold covers this memory"

@@ -35,7 +35,7 @@ ETAG = {"ETag": {"description": 'The revision, e.g. `"3"`: send it back as If-Ma
                  "schema": {"type": "string"}}}
 EDIT_PROBLEMS = {200: {"headers": ETAG}, **problem_responses(412, 428)}
 NO_NUL = r"^[^\x00]*$"
-# Required, as the contract says; a request without it is answered 428, not 422
+# Required, as docs/api.md says; a request without it is answered 428, not 422
 # (app/core/errors.py).
 IfMatch = Annotated[
     str,

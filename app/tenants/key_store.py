@@ -16,9 +16,10 @@ from app.tenants.models import ApiKey, Role
 def add(session: Session, *, tenant_id: uuid.UUID, role: Role) -> tuple[ApiKey, str]:
     """A new key of ``role``: its row (holding only the hash) and the key itself, which
     exists nowhere else and is shown once."""
-    raw = security.generate_api_key(role.value)
-    key = ApiKey(tenant_id=tenant_id, role=role, key_hash=security.hash_key(raw),
-                 prefix=security.display_prefix(raw))
+    key_id = uuid.uuid4()
+    raw = security.generate_api_key(role.value, key_id)
+    key = ApiKey(id=key_id, tenant_id=tenant_id, role=role, key_hash=security.hash_key(raw),
+                 prefix=security.key_prefix(key_id))
     session.add(key)
     return key, raw
 

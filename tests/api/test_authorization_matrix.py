@@ -5,7 +5,7 @@ Who may call an operation is read from its route's one declaration (`app/api/acc
 a new endpoint is covered without editing this file, and an endpoint that declares nobody
 fails here. Callers: no key, an unknown key, a revoked key, the admin token, the tenant's app
 and compliance keys, and another tenant's keys sent with this tenant's IDs and subjects.
-Contract (API.md): missing, unknown or revoked key → 401; a key of the wrong role → 403; a
+Contract (docs/api.md): missing, unknown or revoked key → 401; a key of the wrong role → 403; a
 resource of another tenant is indistinguishable from a missing one → 404.
 """
 

@@ -50,7 +50,7 @@ def test_api_conforms_and_never_fails(
         case._meta is not None and case._meta.is_negative_at(ParameterLocation.HEADER)
     )
     # A batch validates each item on its own and answers an invalid one 422 in its slot of
-    # a 200 (API.md, "Batch"); only the envelope's own refusals are the request's.
+    # a 200 (docs/api.md, "Batch"); only the envelope's own refusals are the request's.
     item_negative = case.path == "/v1/memories/batch" and case_inputs.negative_items_only(case)
     edited = (case_inputs.drop_state_dependent_inputs(case) or negative_unknowable
               or item_negative)

@@ -35,6 +35,23 @@ def test_the_docs_pages_name_only_same_origin_assets_and_each_is_served(
     assert "cdn" not in response.text.lower() and "fonts.googleapis" not in response.text
 
 
+# What a script would load by itself: an image's or a script's source, a style's url().
+LOADED_ELSEWHERE = re.compile(r"""(?:\bsrc\s*[:=]\s*|url\()["'`]?(https?://[^"'`)\s]+)""")
+
+
+@pytest.mark.parametrize("page", ["/docs", "/redoc"])
+def test_the_docs_scripts_load_nothing_from_another_host(client: Any, page: str) -> None:
+    scripts = [url for url in _asset_urls(client.get(page).text) if url.endswith(".js")]
+    assert scripts
+    for url in scripts:
+        assert LOADED_ELSEWHERE.findall(client.get(url).text) == [], url
+
+
+def test_swagger_ui_shows_no_validator_badge_from_another_host(client: Any) -> None:
+    # Its default badge is an image from validator.swagger.io on any host but localhost.
+    assert '"validatorUrl": null' in client.get("/docs").text
+
+
 def test_the_swagger_assets_are_the_pinned_swagger_ui_5(client: Any) -> None:
     # Swagger UI 4 cannot render the OpenAPI 3.1 document this FastAPI writes.
     script = client.get("/docs/assets/swagger-ui-bundle.js")
@@ -61,6 +78,28 @@ def test_swagger_ui_renders_the_api_in_a_browser_without_the_network(
     assert titles and "Lethe" in titles[0].text, browser.page_source[:2000]
     paths = {element.text.replace("\u200b", "") for element in operations}
     assert "/v1/memories" in paths
+    resources = browser.execute_script(
+        "return performance.getEntriesByType('resource').map(entry => entry.name)")
+    assert resources and all(url.startswith(live_server) for url in resources), resources
+
+
+@pytest.mark.slow
+def test_redoc_renders_the_api_in_a_browser_asking_no_other_host(
+    browser: Any, live_server: str  # noqa: F811
+) -> None:
+    browser.get(f"{live_server}/redoc")
+    deadline = time.monotonic() + 30
+    rendered = False
+    while time.monotonic() < deadline and not rendered:
+        # Rendered, its sidebar footer (where the logo was) shown, and every image settled:
+        # loaded, or failed and removed.
+        rendered = browser.execute_script(
+            "return !!document.querySelector('.api-info h1')"
+            " && [...document.querySelectorAll('a')].some(a => a.textContent.includes('Redocly'))"
+            " && [...document.images].every(image => image.complete)")
+        time.sleep(0.3)
+    assert rendered and "Lethe" in browser.find_element("css selector", ".api-info h1").text
+    # Chromium records a request that failed too: a CDN it could not reach shows here.
     resources = browser.execute_script(
         "return performance.getEntriesByType('resource').map(entry => entry.name)")
     assert resources and all(url.startswith(live_server) for url in resources), resources

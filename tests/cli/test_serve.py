@@ -11,23 +11,20 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 import httpx
 import psutil
 import pytest
 
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+from tests.live_serve import free_port
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("stop_signal", [signal.SIGTERM, signal.SIGINT], ids=["sigterm", "ctrl-c"])
-def test_serve_runs_everything_and_stops_cleanly(tmp_path: Path, stop_signal: int) -> None:
-    port = _free_port()
+def test_serve_runs_everything_says_so_once_reachable_and_stops_cleanly(
+    tmp_path: Path, stop_signal: int
+) -> None:
+    port = free_port()
     env = {key: value for key, value in os.environ.items()
            if not key.startswith("LETHE_") and key not in ("DATABASE_URL", "CELERY_BROKER_URL")}
     env["LETHE_DATA_DIR"] = str(tmp_path / "data")
@@ -37,9 +34,12 @@ def test_serve_runs_everything_and_stops_cleanly(tmp_path: Path, stop_signal: in
     )
     output: list[str] = []
     try:
-        token = _wait_for_token(process, output)
+        token = _wait_for_line(process, output, "lethe: admin token: ").split(": ", 2)[2].strip()
+        _wait_for_line(process, output, "lethe: serving on ")
+        # At once, no retry: what the line promises is that the port answers now.
+        socket.create_connection(("127.0.0.1", port), timeout=5).close()
         base = f"http://127.0.0.1:{port}"
-        _wait_for(lambda: httpx.get(f"{base}/healthz").status_code == 200, output)
+        assert httpx.get(f"{base}/healthz").status_code == 200
         secrets_file = tmp_path / "data" / "secrets.json"
         assert stat.S_IMODE(secrets_file.stat().st_mode) == 0o600
         assert json.loads(secrets_file.read_text())["admin_token"] == token
@@ -79,26 +79,15 @@ def test_serve_runs_everything_and_stops_cleanly(tmp_path: Path, stop_signal: in
         assert not proc.is_running() or proc.status() == psutil.STATUS_ZOMBIE
 
 
-def _wait_for_token(process: subprocess.Popen[str], output: list[str]) -> str:
+def _wait_for_line(process: subprocess.Popen[str], output: list[str], start: str) -> str:
+    """The first line of the process's output that starts with ``start``."""
     assert process.stdout is not None
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + 240
     while time.monotonic() < deadline:
         line = process.stdout.readline()
         if not line:
             break
         output.append(line)
-        if line.startswith("lethe: admin token: "):
-            return line.split(": ", 2)[2].strip()
-    raise AssertionError("no admin token printed:\n" + "".join(output))
-
-
-def _wait_for(check: Any, output: list[str]) -> None:
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        try:
-            if check():
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.5)
-    raise AssertionError("service did not come up:\n" + "".join(output))
+        if line.startswith(start):
+            return line
+    raise AssertionError(f"no line {start!r} printed:\n" + "".join(output))

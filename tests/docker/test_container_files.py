@@ -87,3 +87,24 @@ def test_compose_starts_the_parts_in_order() -> None:
         assert needs["redis"]["condition"] == "service_healthy", name
     # Two beats would fire every scheduled job twice.
     assert services["beat"]["deploy"]["replicas"] == 1
+
+
+def test_the_readme_signs_staff_in_with_a_command_the_image_runs() -> None:
+    """Staff sign in with an email and a password: the README creates the first officer with
+    `lethe staff create` in the `api` container, with options that command takes."""
+    import typer
+
+    from app.cli.main import cli
+
+    readme = (DOCKER / "README.md").read_text()
+    command = re.search(r"exec (\w+) \\\n\s+lethe (staff create [^\n]+)", readme)
+    assert command is not None, "no `lethe staff create` run in a container"
+    assert command.group(1) in _compose()["services"]
+    words = command.group(2).split()
+    group: Any = typer.main.get_command(cli)
+    staff = group.get_command(group.make_context("lethe", [words[0]]), words[0])
+    create = staff.get_command(staff.make_context("staff", [words[1]]), words[1])
+    parsed = create.make_context("create", words[2:])  # raises on an unknown or missing option
+    assert parsed.params["role"] == "officer"
+    assert "/console/login" in readme
+    assert "log in with the compliance key" not in readme

@@ -27,7 +27,7 @@ ACCEPTING: dict[tuple[str, str], Request] = {
 }
 
 
-# The contract gives an erasure request's 202 a body of its own (API.md, "Compliance"): the
+# The contract gives an erasure request's 202 a body of its own (docs/api.md, "Compliance"): the
 # request itself, polled at its own `Location`, not an operation.
 # mem0's delete-all files one too, answered in a mem0-style shape (docs/compat-mem0.md).
 OWN_SHAPE = {("POST", "/v1/erasure-requests"): "ErasureFiled",

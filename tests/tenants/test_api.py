@@ -11,7 +11,8 @@ def test_admin_creates_tenant_with_two_keys(client: Any, admin_headers: dict[str
     body = response.json()
     assert body["name"] == "Acme"
     assert body["api_keys"]["app"] != body["api_keys"]["compliance"]
-    assert body["api_keys"]["app"].startswith("lethe_app_")
+    assert body["api_keys"]["app"].startswith("lethe_")
+    assert "_app_" in body["api_keys"]["app"] and "_compliance_" in body["api_keys"]["compliance"]
 
 
 def test_tenant_creation_needs_admin_token(client: Any, tenant: dict[str, Any]) -> None:

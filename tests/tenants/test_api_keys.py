@@ -41,7 +41,7 @@ def test_a_new_key_is_shown_once_stored_hashed_and_works(
     assert created.status_code == 201, created.text
     body = created.json()
     key = body["key"]
-    assert key.startswith("lethe_app_") and body["prefix"] == key[:16]
+    assert key.startswith(f"{body['prefix']}_app_")
     assert set(body) == {"id", "role", "prefix", "created_at", "key"}
     assert client.get("/v1/settings", headers=_bearer(key)).status_code == 200
 
@@ -68,6 +68,32 @@ def test_the_list_shows_working_keys_without_secrets(client: Any, tenant: dict[s
                       headers=tenant["compliance"]).json()
     assert [k["id"] for k in page["data"] + rest["data"]] == [k["id"] for k in listed]
     assert rest["next_cursor"] is None
+
+
+def test_two_keys_of_one_role_have_different_prefixes_each_the_start_of_its_key(
+    client: Any, tenant: dict[str, Any]
+) -> None:
+    created = [client.post("/v1/api-keys", json={"role": "compliance"},
+                           headers=tenant["compliance"]).json() for _ in range(2)]
+    assert created[0]["prefix"] != created[1]["prefix"]
+    listed = {key["id"]: key["prefix"] for key in _listed(client, tenant)}
+    for key in created:
+        assert key["key"].startswith(key["prefix"])
+        assert uuid.UUID(key["id"]).hex[:8] in key["prefix"]  # the key's own ID
+        assert listed[key["id"]] == key["prefix"]
+
+
+def test_a_key_of_the_earlier_format_still_authenticates(
+    client: Any, tenant: dict[str, Any], owner_conn: Any
+) -> None:
+    """Keys made when the prefix was `lethe_<role>` and no ID: only the hash authenticates."""
+    old_key = "lethe_compliance_" + "x" * 43
+    owner_conn.execute(
+        "INSERT INTO api_key (id, tenant_id, role, key_hash, prefix, created_at)"
+        " VALUES (%s, %s, 'compliance', %s, %s, now())",
+        (uuid.uuid4(), tenant["id"], hashlib.sha256(old_key.encode()).hexdigest(),
+         old_key[:16]))
+    assert client.get("/v1/api-keys", headers=_bearer(old_key)).status_code == 200
 
 
 def test_a_deleted_key_stops_working_at_once_and_its_record_stays(
