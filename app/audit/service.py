@@ -40,7 +40,12 @@ TRAIL_LIMIT = 200
 
 def actor_for(principal: Principal) -> str:
     """The actor naming an API key."""
-    return f"key:{principal.key_id}"
+    return key_actor(principal.key_id)
+
+
+def key_actor(key_id: uuid.UUID) -> str:
+    """The actor naming the API key with this ID (e.g. the key that submitted a job)."""
+    return f"key:{key_id}"
 
 
 def staff_actor(staff_id: uuid.UUID) -> str:
