@@ -87,6 +87,8 @@ def lineage(request: Request, memory_id: uuid.UUID, viewer: ViewerDep) -> Respon
         try:
             found = queries.lineage(session, tenant_id=viewer.tenant_id, memory_id=memory_id)
             memory = queries.get(session, tenant_id=viewer.tenant_id, memory_id=memory_id)
+            authors = queries.version_authors(session, tenant_id=viewer.tenant_id,
+                                              memory_id=memory_id)
         except MemoryNotFound:
             tomb = queries.tombstone(session, tenant_id=viewer.tenant_id, memory_id=memory_id)
             if tomb is None:
@@ -100,6 +102,6 @@ def lineage(request: Request, memory_id: uuid.UUID, viewer: ViewerDep) -> Respon
                     for hold_id in sorted(set(hold_ids.values()))]
     return templates.TemplateResponse(request, "lineage.html", {
         "viewer": viewer, "memory": memory, "lineage": found, "holds": covering,
-        "steps": lineage_view.timeline(found.versions),
+        "steps": lineage_view.timeline(found.versions, authors),
         "graph": lineage_view.graph(str(memory_id), found.parents, found.children),
     })
