@@ -2,10 +2,11 @@
 concurrency 1, 8 and 32, with auditing on and off, on the embedded PostgreSQL.
 
 Every audited transaction of a tenant takes the tenant's chain lock (`app/audit/service.py`,
-`_lock_chain`) and holds it until commit. Of this mix only the forgets audit (a memory's own
-edits are not audited: docs/decisions.md). "Off" is a bench-only path: this process replaces
-the audit append with a no-op, so the same transactions run without the lock and the event
-rows. With auditing on, the time each transaction waited for the lock is measured too.
+`_lock_chain`) and holds it until commit. Every write of this mix audits: a create is
+`memory.created`, a correction `memory.corrected`, a forget its transition
+(docs/decisions.md). "Off" is a bench-only path: this process replaces the audit append
+with a no-op, so the same transactions run without the lock and the event rows. With
+auditing on, the time each transaction waited for the lock is measured too.
 
 The writes go through the same services the routes call, one unit of work each, from threads
 of this process; texts are embedded beforehand, so the figures are the database's, not the
@@ -155,7 +156,7 @@ def client(tenant_id: uuid.UUID, deadline: float, texts: list[str], vectors: lis
         n = draw.randrange(len(texts))
         written = memories.update(session, tenant_id=tenant_id, memory_id=memory_id,
                                   if_match=f'"{revision}"', patch=MemoryPatch(text=texts[n]),
-                                  embedding=vectors[n])
+                                  embedding=vectors[n], actor=ACTOR)
         own.append((memory_id, written.revision))
 
     def forget() -> None:

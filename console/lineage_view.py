@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import difflib
 import re
+import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
@@ -31,6 +33,7 @@ class VersionStep:
 
     version: VersionPublic
     diff: list[Segment] | None  # None for the first version
+    author: str | None = None  # the audit event's actor; None before content was audited
 
 
 def word_diff(before: str, after: str) -> list[Segment]:
@@ -73,12 +76,15 @@ def _append_run(segments: list[Segment], op: Op, text: str) -> None:
         segments.append(Segment(op, text))
 
 
-def timeline(versions: list[VersionPublic]) -> list[VersionStep]:
-    """Oldest first, each version with its diff from the one before."""
+def timeline(
+    versions: list[VersionPublic], authors: Mapping[uuid.UUID, str] | None = None
+) -> list[VersionStep]:
+    """Oldest first, each version with its diff from the one before and who wrote it."""
     steps: list[VersionStep] = []
     for index, version in enumerate(versions):
         diff = None if index == 0 else word_diff(versions[index - 1].text, version.text)
-        steps.append(VersionStep(version=version, diff=diff))
+        steps.append(VersionStep(version=version, diff=diff,
+                                 author=(authors or {}).get(version.id)))
     return steps
 
 

@@ -92,6 +92,8 @@ def lineage(request: Request, memory_id: uuid.UUID, viewer: ViewerDep,
         try:
             found = queries.lineage(session, tenant_id=viewer.tenant_id, memory_id=memory_id)
             memory = queries.get(session, tenant_id=viewer.tenant_id, memory_id=memory_id)
+            authors = queries.version_authors(session, tenant_id=viewer.tenant_id,
+                                              memory_id=memory_id)
         except MemoryNotFound:
             tomb = queries.tombstone(session, tenant_id=viewer.tenant_id, memory_id=memory_id)
             if tomb is None:
@@ -108,12 +110,12 @@ def lineage(request: Request, memory_id: uuid.UUID, viewer: ViewerDep,
         around = component.component(session, tenant_id=viewer.tenant_id,
                                      memory_id=memory_id, max_nodes=nodes)
         names = actors.resolve(session, tenant_id=viewer.tenant_id, actors=[
-            *(event.actor for event in found.audit_events),
+            *(event.actor for event in found.audit_events), *authors.values(),
             *(hold.created_by for hold in covering)])
     return templates.TemplateResponse(request, "lineage.html", {
         "viewer": viewer, "memory": memory, "lineage": found, "holds": covering,
         actors.CONTEXT_KEY: names,
-        "steps": lineage_view.timeline(found.versions),
+        "steps": lineage_view.timeline(found.versions, authors),
         "graph": lineage_view.graph(around), "component": around,
         "more_nodes": MAX_NODES if around.truncated and nodes < MAX_NODES else None,
     })

@@ -35,7 +35,11 @@ def list_audit_events(
         min_length=1, max_length=255, pattern=r"^[^\x00]*$",
         description="Events about this source: the trail names sources by keyed digest "
                     "only, and this finds them by the plain name.")] = None,
-    action: Annotated[str | None, Query(max_length=64, pattern=r"^[a-z_.]+$")] = None,
+    action: Annotated[str | None, Query(
+        max_length=64, pattern=r"^[a-z_.]+$",
+        description="Events of this action only, e.g. `memory.transition`, or a change to a "
+                    "memory's content: `memory.created`, `memory.corrected`, "
+                    "`memory.reverted`, `memory.struck`.")] = None,
     actor: Annotated[str | None, Query(max_length=100, pattern=r"^[^\x00]*$")] = None,
     since: Annotated[datetime | None, Query(description="Events at or after this time.")
                      ] = None,

@@ -14,7 +14,8 @@ class AuditEventPublic(PublicModel):
     seq: int = Field(description="Position in this tenant's chain: 1, 2, 3 … without gaps.")
     actor: str = Field(description='"key:<api key id>", "staff:<staff member id>", '
                                    '"system:<job>" or "admin".')
-    action: str = Field(description='What happened, e.g. "memory.transition".')
+    action: str = Field(description='What happened, e.g. "memory.transition" or '
+                                    '"memory.corrected".')
     target_kind: str
     target_id: str | None
     from_state: str | None
@@ -33,7 +34,8 @@ class TrailEvent(PublicModel):
     seq: int = Field(description="Its position in the tenant's audit chain.")
     actor: str = Field(description='"key:<api key id>", "staff:<staff member id>", '
                                    '"system:<job>" or "admin".')
-    action: str = Field(description='What happened, e.g. "memory.transition".')
+    action: str = Field(description='What happened, e.g. "memory.transition" or '
+                                    '"memory.corrected".')
     from_state: str | None
     to_state: str | None
     reason: str | None

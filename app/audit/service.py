@@ -40,7 +40,12 @@ TRAIL_LIMIT = 200
 
 def actor_for(principal: Principal) -> str:
     """The actor naming an API key."""
-    return f"key:{principal.key_id}"
+    return key_actor(principal.key_id)
+
+
+def key_actor(key_id: uuid.UUID) -> str:
+    """The actor naming the API key with this ID (e.g. the key that submitted a job)."""
+    return f"key:{key_id}"
 
 
 def staff_actor(staff_id: uuid.UUID) -> str:
@@ -325,6 +330,25 @@ def trail(
         .limit(limit)
     ).all()
     return [TrailEvent.model_validate(row) for row in reversed(rows)]
+
+
+def first_actors(
+    session: Session, *, tenant_id: uuid.UUID, target_kind: str, target_id: str | uuid.UUID,
+    detail: str,
+) -> dict[str, str]:
+    """For each value of ``details[detail]`` among the events about one target, the actor of
+    the first event naming it (a memory's versions: who wrote each)."""
+    named = col(AuditEvent.details)[detail].astext
+    rows = session.exec(
+        select(named, AuditEvent.actor)
+        .where(AuditEvent.tenant_id == tenant_id, AuditEvent.target_id == str(target_id),
+               AuditEvent.target_kind == target_kind, named.is_not(None))
+        .order_by(col(AuditEvent.seq))
+    ).all()
+    first: dict[str, str] = {}
+    for value, actor in rows:
+        first.setdefault(value, actor)
+    return first
 
 
 def about_targets(

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from sqlmodel import Session
 
+from app.audit import service as audit
 from app.core import uow
 from app.embeddings.runtime import embedder
 from app.forgetting import describe
@@ -43,10 +44,10 @@ def prepare(*, tenant_id: uuid.UUID, body: MemoryCreate, actor: str) -> Prepared
 
 def remember(
     session: Session, *, tenant_id: uuid.UUID, prepared: PreparedRemember, actor: str,
-    memory_id: uuid.UUID | None,
+    memory_id: uuid.UUID | None, events: list[audit.Entry] | None = None,
 ) -> memories.Written | ForgetRequestHandled:
     """The write (``memory_id`` derived from its Idempotency-Key, if any), or what the forget
-    request forgot (nothing is stored)."""
+    request forgot (nothing is stored); ``events`` as `memories.create` takes it."""
     if prepared.forget is not None:
         outcome = describe.apply(session, prepared.forget)
         return ForgetRequestHandled(
@@ -55,7 +56,7 @@ def remember(
     assert write is not None, "prepare() prepared one of the two"
     return memories.create(session, tenant_id=tenant_id, body=write.body,
                            embedding=write.embedding, actor=actor, memory_id=memory_id,
-                           judged=write.judged)
+                           judged=write.judged, events=events)
 
 
 def forget_plan(

@@ -18,6 +18,7 @@ from typing import Any
 from pydantic import ValidationError
 from sqlmodel import Session
 
+from app.audit import service as audit
 from app.core.errors import LetheError, problem_of, validation_problem
 from app.forgetting import describe, forget_requests
 from app.ingestion.service import item_memory_id
@@ -69,9 +70,13 @@ def apply(
     ``batch_id`` (derived from the Idempotency-Key) derives the items' IDs."""
     excluded = bulk.excluded(session, tenant_id=tenant_id,
                              writes=[item.write for item in items if item.write is not None])
-    return [_apply(session, tenant_id=tenant_id, item=item, actor=actor, excluded=excluded,
-                   memory_id=item_memory_id(batch_id, index) if batch_id else None)
-            for index, item in enumerate(items)]
+    events: list[audit.Entry] = []
+    results = [_apply(session, tenant_id=tenant_id, item=item, actor=actor, excluded=excluded,
+                      memory_id=item_memory_id(batch_id, index) if batch_id else None,
+                      events=events)
+               for index, item in enumerate(items)]
+    bulk.record(session, tenant_id=tenant_id, events=events)
+    return results
 
 
 def named(results: list[dict[str, Any]]) -> list[uuid.UUID]:
@@ -81,7 +86,7 @@ def named(results: list[dict[str, Any]]) -> list[uuid.UUID]:
 
 def _apply(
     session: Session, *, tenant_id: uuid.UUID, item: Item, actor: str,
-    memory_id: uuid.UUID | None, excluded: set[str],
+    memory_id: uuid.UUID | None, excluded: set[str], events: list[audit.Entry],
 ) -> dict[str, Any]:
     if item.problem is not None:
         return {"status": 422, "error": item.problem}
@@ -96,7 +101,7 @@ def _apply(
     assert item.write is not None, "prepare() gave every valid item a write or a plan"
     written = bulk.write_item(session, tenant_id=tenant_id, memory_id=memory_id,
                               write=item.write, actor=actor, attempted="memory.batch",
-                              excluded=excluded)
+                              excluded=excluded, events=events)
     if isinstance(written, bulk.Refused):
         return {"status": written.error.status, "error": problem_of(written.error)}
     if written.memory is None:

@@ -144,9 +144,14 @@ def apply(
         raise ValueError("one prepared write per item is needed")
     outcome = Outcome()
     excluded = bulk.excluded(session, tenant_id=tenant_id, writes=prepared.writes)
+    # The items are the submitting key's writes: their content events name it.
+    writer = audit.key_actor(operation.api_key_id) if operation.api_key_id else ACTOR
+    events: list[audit.Entry] = []
     for index, write in enumerate(prepared.writes):
         _apply_item(session, tenant_id=tenant_id, operation_id=operation_id, index=index,
-                    write=write, outcome=outcome, excluded=excluded)
+                    write=write, outcome=outcome, excluded=excluded, actor=writer,
+                    events=events)
+    bulk.record(session, tenant_id=tenant_id, events=events)
     result = {
         "memory_ids": outcome.memory_ids,
         "forgotten": outcome.forgotten,
@@ -177,11 +182,13 @@ def fail(
 
 def _apply_item(
     session: Session, *, tenant_id: uuid.UUID, operation_id: uuid.UUID, index: int,
-    write: memories.Prepared, outcome: Outcome, excluded: set[str],
+    write: memories.Prepared, outcome: Outcome, excluded: set[str], actor: str,
+    events: list[audit.Entry],
 ) -> None:
     written = bulk.write_item(session, tenant_id=tenant_id,
                               memory_id=item_memory_id(operation_id, index), write=write,
-                              actor=ACTOR, attempted="ingest.item", excluded=excluded)
+                              actor=actor, attempted="ingest.item", excluded=excluded,
+                              events=events)
     if isinstance(written, bulk.Refused):
         outcome.refused.append({"item": index, "type": written.error.slug,
                                 "status": written.error.status})

@@ -8,12 +8,13 @@
   else assigns `revision`, and nothing but `transition` assigns `state` — except
   `tombstone`, its set form for many tombstones at once, which writes the same columns and
   the same audit events in a statement each (`store.tombstone_rows`, `audit.record_many`).
-  Audit events record state transitions, strikes and doubts (a flag on an already suspect
-  memory, naming who raised it), with IDs, states and the revision, never content. An
-  application's own edit (update, revert, a slot's new version, confirming an active memory)
-  gets none:
-  it is neither, and an append would hold the tenant's audit chain lock until commit,
-  serializing every write of the tenant.
+  Audit events record state transitions, doubts (a flag on an already suspect memory, naming
+  who raised it) and every change to a memory's content (`authored`: `memory.created`,
+  `memory.corrected`, `memory.reverted`, `memory.struck`, naming the version), with IDs,
+  states, the revision and version numbers, never content. Confirming an active memory gets
+  none: it changes neither state nor content. A write's event (`written`) is recorded after
+  its last row lock, or handed back so a bulk write appends all its items' in one statement
+  (`record`).
 - `destroy_content` is the one way content leaves a memory: the tombstone (forget, retention's
   deletion, forget by description with delete) and the strike (sentences struck from the
   current text; with delete also from older versions and stored answers). Legal holds are
@@ -40,9 +41,12 @@ from app.core.models import utcnow
 from app.idempotency import store as operations
 from app.memories import store
 from app.memories.errors import IllegalTransition, LegalHold
-from app.memories.models import Memory, MemoryState
+from app.memories.models import Memory, MemoryState, MemoryVersion
 
 S = MemoryState
+# Every change to a memory's content is one of these events (API.md, Audit).
+CREATED, CORRECTED, REVERTED, STRUCK = (
+    "memory.created", "memory.corrected", "memory.reverted", "memory.struck")
 # Restoring (quarantined/deprecated → active) is a compliance action added with that domain.
 LEGAL: dict[MemoryState, frozenset[MemoryState]] = {
     S.active: frozenset({S.suspect, S.deprecated, S.quarantined, S.forgotten}),
@@ -77,6 +81,31 @@ class Strike:
     delete: bool
     # With delete: older versions that carried a struck sentence → their text without it.
     redacted: Mapping[uuid.UUID, str] = field(default_factory=dict)
+
+
+def authored(
+    action: str, version: MemoryVersion, *, actor: str, reason: str | None = None,
+    **details: Any,
+) -> Event:
+    """The event of a change to a memory's content: who made it and the version it made
+    current, by number and ID; never the text, which an erasure must be able to take."""
+    return Event(action=action, actor=actor, reason=reason,
+                 details={"version": version.seq, "version_id": str(version.id), **details})
+
+
+def written(memory: Memory, version: MemoryVersion, *, actor: str, new: bool) -> audit.Entry:
+    """A write's event, for `record`: `memory.created`, or `memory.corrected` for a slot's
+    new version (a write to the same key)."""
+    event = (authored(CREATED, version, actor=actor) if new
+             else authored(CORRECTED, version, actor=actor, via="key"))
+    return audit.Entry(actor=actor, action=event.action, target_kind="memory",
+                       target_id=str(memory.id),
+                       details={"revision": memory.revision, **event.details})
+
+
+def record(session: Session, *, tenant_id: uuid.UUID, entries: Sequence[audit.Entry]) -> None:
+    """Append writes' events (`written`) in one statement, after every row lock they took."""
+    audit.record_many(session, tenant_id=tenant_id, entries=entries)
 
 
 def new_revision(
@@ -197,15 +226,13 @@ def destroy_content(
         raise LegalHold(memory.id)
     if strike.delete:
         store.redact_versions(session, strike.redacted)
-    store.append_version(session, memory, strike.text, strike.embedding)
+    version = store.append_version(session, memory, strike.text, strike.embedding)
     if strike.delete:
         # Before the audit append: its chain lock is taken last, after every row lock.
         operations.redact_answers(session, memory_id=memory.id, state=memory.state)
-    new_revision(session, memory, event=Event(
-        action="memory.struck", actor=actor, reason=reason,
-        details={"sentences": strike.sentences,
-                 "redacted_versions": len(strike.redacted) if strike.delete else 0},
-    ))
+    new_revision(session, memory, event=authored(
+        STRUCK, version, actor=actor, reason=reason, sentences=strike.sentences,
+        redacted_versions=len(strike.redacted) if strike.delete else 0))
 
 
 @dataclass(frozen=True)

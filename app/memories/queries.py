@@ -161,6 +161,17 @@ def lineage(session: Session, *, tenant_id: uuid.UUID, memory_id: uuid.UUID) -> 
     )
 
 
+def version_authors(
+    session: Session, *, tenant_id: uuid.UUID, memory_id: uuid.UUID
+) -> dict[uuid.UUID, str]:
+    """Who wrote each version of a memory: the actor of the first audit event naming it
+    (`memory.created`, `memory.corrected` or `memory.struck`). Versions written before
+    content was audited have none."""
+    found = audit.first_actors(session, tenant_id=tenant_id, target_kind="memory",
+                               target_id=memory_id, detail="version_id")
+    return {uuid.UUID(version_id): actor for version_id, actor in found.items()}
+
+
 def tombstone(session: Session, *, tenant_id: uuid.UUID, memory_id: uuid.UUID) -> Tombstone | None:
     """What stays of a forgotten memory: its ID, when and why (from its audit trail), never
     content; None when the memory is not forgotten (or not this tenant's)."""

@@ -135,7 +135,7 @@ def correct_memory(
     """Correct a memory (If-Match required); new text appends a version."""
     memory = service.update(session, tenant_id=principal.tenant_id, memory_id=memory_id,
                             if_match=if_match, patch=prepared.patch,
-                            embedding=prepared.embedding)
+                            embedding=prepared.embedding, actor=audit.actor_for(principal))
     _etag(response, memory.revision)
     return memory
 
@@ -147,7 +147,8 @@ def revert_memory(
 ) -> MemoryWritten | RedactedAnswer:
     """Point a memory at one of its earlier versions again (If-Match required)."""
     memory = service.revert(session, tenant_id=principal.tenant_id, memory_id=memory_id,
-                            if_match=if_match, seq=body.seq)
+                            if_match=if_match, seq=body.seq,
+                            actor=audit.actor_for(principal))
     _etag(response, memory.revision)
     return memory
 

@@ -9,10 +9,11 @@ from dataclasses import dataclass
 
 from sqlmodel import Session
 
+from app.audit import service as audit
 from app.embeddings.runtime import embedder
 from app.limits import service as limits
 from app.limits.errors import MemoryQuotaExceeded
-from app.memories import contradictions, store
+from app.memories import contradictions, lifecycle, store
 from app.memories.errors import (
     IfMatchRequired,
     InvalidIfMatch,
@@ -21,7 +22,7 @@ from app.memories.errors import (
     NotWorking,
     RevisionMismatch,
 )
-from app.memories.lifecycle import new_revision, transition
+from app.memories.lifecycle import CORRECTED, REVERTED, authored, new_revision, transition
 from app.memories.models import LIVE_STATES, Memory, MemoryState, Volatility
 from app.memories.schemas import Effects, MemoryCreate, MemoryPatch, MemoryWritten
 from app.sources import service as sources
@@ -104,6 +105,7 @@ def create(
     memory_id: uuid.UUID | None = None,
     judged: contradictions.Judged | None = None,
     checked: bool = False,
+    events: list[audit.Entry] | None = None,
 ) -> Written:
     """Remember: a new memory, or a new version of the live memory holding the same slot.
 
@@ -111,7 +113,10 @@ def create(
     `contradicted`); ``judged`` holds a judge model's verdicts on borderline pairs, asked
     before the transaction opened (`contradictions.judge_borderline`). ``checked``: the
     caller (`bulk.write_item`) already refused an excluded source, in its own transaction, and
-    found no earlier write with ``memory_id``.
+    found no earlier write with ``memory_id``. The write's audit event (`memory.created`, or
+    `memory.corrected` for a slot's new version) is recorded last, after every row lock; a
+    bulk write passes ``events`` to have it appended there instead and records its items'
+    together (`lifecycle.record`).
     """
     if memory_id is not None and not checked:
         # Before the exclusion check: a redelivery of a write that already happened answers
@@ -157,7 +162,8 @@ def create(
     if memory is not None:
         # The write's derived ID marks the version, so a redelivery after the operation
         # record expired finds it (`store.written_by`) instead of adding another.
-        store.append_version(session, memory, body.text, embedding, operation_id=memory_id)
+        version = store.append_version(session, memory, body.text, embedding,
+                                       operation_id=memory_id)
         store.restate(memory, body)
         new_revision(session, memory, flush=False)
     written_id = memory.id if memory is not None else memory_id or uuid.uuid4()
@@ -171,13 +177,18 @@ def create(
         # After the supersessions: a defeated slot holder has left the slot the new memory
         # takes (one live memory per slot).
         memory = store.insert(session, memory_id=written_id, tenant_id=tenant_id, body=body)
-        store.append_version(session, memory, body.text, embedding, first=True)
+        version = store.append_version(session, memory, body.text, embedding, first=True)
     store.record_provenance(session, tenant_id=tenant_id, child_id=memory.id,
                             source=body.source, derived_from=body.derived_from)
     suspected = contradictions.flag(
         session, memory_id=memory.id, new_text=body.text, found=nearby, rows=rows,
         limits=limits, judged=judged or {}, actor=actor,
     )
+    event = lifecycle.written(memory, version, actor=actor, new=slot is None)
+    if events is None:
+        lifecycle.record(session, tenant_id=tenant_id, entries=[event])
+    else:
+        events.append(event)
     session.flush()
     effects = Effects(superseded=superseded, suspected=suspected)
     return Written(
@@ -209,29 +220,34 @@ def update(
     if_match: str | None,
     patch: MemoryPatch,
     embedding: list[float] | None,
+    actor: str,
 ) -> MemoryWritten:
-    """Correct: compare-and-set on the revision; a new text appends a version."""
+    """Correct: compare-and-set on the revision; a new text appends a version. Audited as
+    `memory.corrected`, naming the version current after it and the fields it changed."""
     memory = _lock_for_edit(session, tenant_id=tenant_id, memory_id=memory_id, if_match=if_match)
     if patch.changes_nothing():
         # No change, no new revision: the revision counts changes, not requests.
         return MemoryWritten(**store.view(session, memory).model_dump(), effects=Effects())
-    if patch.text is not None:
-        store.append_version(session, memory, patch.text, embedding)
+    version = (store.append_version(session, memory, patch.text, embedding)
+               if patch.text is not None else store.current_version(session, memory))
     store.patch(memory, patch)
-    return _revised(session, memory)
+    fields = sorted(name for name in type(patch).model_fields if getattr(patch, name) is not None)
+    return _revised(session, memory, authored(CORRECTED, version, actor=actor, via="patch",
+                                              fields=fields))
 
 
 def revert(
     session: Session, *, tenant_id: uuid.UUID, memory_id: uuid.UUID, if_match: str | None,
-    seq: int,
+    seq: int, actor: str,
 ) -> MemoryWritten:
-    """Point at an earlier version again; the revision still moves forward (no ABA)."""
+    """Point at an earlier version again; the revision still moves forward (no ABA). Audited
+    as `memory.reverted`, naming the version."""
     memory = _lock_for_edit(session, tenant_id=tenant_id, memory_id=memory_id, if_match=if_match)
     version = store.version_at(session, memory, seq)
     if version is None:
         raise InvalidReference(f"This memory has no version {seq}.")
     store.make_current(memory, version)
-    return _revised(session, memory)
+    return _revised(session, memory, authored(REVERTED, version, actor=actor))
 
 
 def promote(
@@ -255,8 +271,10 @@ def promote(
     return _revised(session, memory)
 
 
-def _revised(session: Session, memory: Memory) -> MemoryWritten:
-    new_revision(session, memory)
+def _revised(
+    session: Session, memory: Memory, event: lifecycle.Event | None = None
+) -> MemoryWritten:
+    new_revision(session, memory, event=event)
     return MemoryWritten(**store.view(session, memory).model_dump(), effects=Effects())
 
 

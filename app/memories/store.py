@@ -376,6 +376,13 @@ def append_version(
     return version
 
 
+def current_version(session: Session, memory: Memory) -> MemoryVersion:
+    """The version ``memory`` points at (a correction that adds none names it)."""
+    version = session.get(MemoryVersion, memory.current_version_id)
+    assert version is not None, "every memory has a current version"
+    return version
+
+
 def make_current(memory: Memory, version: MemoryVersion) -> None:
     memory.current_version_id = version.id
 

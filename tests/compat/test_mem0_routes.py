@@ -158,6 +158,21 @@ def test_update_appends_a_version_that_history_shows(client: Any, tenant: dict[s
     assert native.headers["ETag"] == '"2"'
 
 
+def test_adds_and_updates_are_audited_with_the_key_and_the_version(
+    client: Any, tenant: dict[str, Any]
+) -> None:
+    [first, second] = _add(client, tenant).json()["results"]
+    client.put(f"{BASE}/memories/{first['id']}", json={"text": "I live in Porto."},
+               headers=tenant["app"])
+    trail = client.get("/v1/audit", headers=tenant["compliance"]).json()["data"]
+    content = [(e["action"], e["target_id"], e["details"]["version"]) for e in trail
+               if e["action"] in ("memory.created", "memory.corrected")]
+    assert content == [("memory.created", first["id"], 1), ("memory.created", second["id"], 1),
+                       ("memory.corrected", first["id"], 2)]
+    assert len({e["actor"] for e in trail if e["target_id"] == first["id"]}) == 1
+    assert "Lisbon" not in str(trail) and "Porto" not in str(trail)
+
+
 def test_delete_forgets_through_the_one_forget(
     client: Any, tenant: dict[str, Any], owner_conn: Any
 ) -> None:

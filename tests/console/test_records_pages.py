@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import uuid
 from typing import Any
 
@@ -106,6 +107,29 @@ def test_lineage_shows_versions_diff_supersession_graph_flags_and_audit(
 
     newer_page = client.get(f"/console/memories/{newer}")
     assert f'href="/console/memories/{memory}"' in newer_page.text  # supersedes
+
+
+def test_lineage_names_who_wrote_each_version(client: Any, tenant: dict[str, Any]) -> None:
+    memory = remember(client, tenant, "Works at Initech")
+    other = client.post("/v1/api-keys", json={"role": "app"}, headers=tenant["compliance"])
+    assert other.status_code == 201, other.text
+    second = {**tenant, "app": {"Authorization": f"Bearer {other.json()['key']}"}}
+    correct(client, second, memory, "Works at Globex")
+    sign_in(client, tenant)
+
+    page = client.get(f"/console/memories/{memory}")
+    assert page.status_code == 200
+    items = re.findall(r'<li class="timeline__item.*?</li>', page.text, re.DOTALL)
+    authors = [re.search(r'Written by <span class="actor" title="([^"]+)">[^<]*key', item)
+               for item in items]  # named as the key's role and prefix, the actor as tooltip
+    assert [found.group(1) if found else None for found in authors] == [
+        _app_key(client, tenant, exclude=other.json()["id"]), f"key:{other.json()['id']}"]
+
+
+def _app_key(client: Any, tenant: dict[str, Any], *, exclude: str) -> str:
+    keys = client.get("/v1/api-keys", headers=tenant["compliance"]).json()["data"]
+    [first] = [key["id"] for key in keys if key["role"] == "app" and key["id"] != exclude]
+    return f"key:{first}"
 
 
 def test_forgotten_memory_is_a_tombstone_without_content(

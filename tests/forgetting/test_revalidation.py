@@ -71,8 +71,9 @@ def test_quarantine_and_release_are_compliance_only_and_audited(
     assert [r["memory"]["id"] for r in results] == [memory["id"]]
     trail = client.get(f"/v1/audit?target_id={memory['id']}",
                        headers=tenant["compliance"]).json()["data"]
-    assert [(e["from_state"], e["to_state"]) for e in trail] == [
-        ("active", "quarantined"), ("quarantined", "active")]
+    assert [(e["action"], e["from_state"], e["to_state"]) for e in trail] == [
+        ("memory.created", None, None), ("memory.transition", "active", "quarantined"),
+        ("memory.transition", "quarantined", "active")]
 
 
 def test_release_refuses_when_the_slot_is_taken(client: Any, tenant: dict[str, Any]) -> None:

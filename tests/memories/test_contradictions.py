@@ -56,7 +56,8 @@ def test_a_contradicting_write_marks_the_old_memory_suspect(
     assert (from_state, to_state) == ("active", "suspect")
     assert reason.startswith(f"contradicted by {new['id']}")
     audit = client.get(f"/v1/audit?target_id={old['id']}", headers=tenant["compliance"])
-    assert [e["to_state"] for e in audit.json()["data"]] == ["suspect"]
+    assert [(e["action"], e["to_state"]) for e in audit.json()["data"]] == [
+        ("memory.created", None), ("memory.transition", "suspect")]
 
 
 def test_recall_returns_the_contradicted_memory_flagged(

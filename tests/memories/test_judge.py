@@ -124,8 +124,8 @@ def test_the_judge_decides_a_borderline_pair_with_no_connection_held(
     assert request["authorization"] == "Bearer judge-key" and request["temperature"] == 0
     assert AISLE in request["messages"][-1]["content"]
     assert WINDOW in request["messages"][-1]["content"]
-    reason = owner_conn.execute("SELECT reason FROM audit_event WHERE target_id = %s",
-                                (old["id"],)).fetchone()[0]
+    reason = owner_conn.execute("SELECT reason FROM audit_event WHERE target_id = %s "
+                                "AND action = 'memory.transition'", (old["id"],)).fetchone()[0]
     assert reason == f"contradicted by {new['id']} (judge)"
 
 
@@ -177,7 +177,8 @@ def test_a_judge_verdict_on_a_text_changed_since_is_not_used(
         with uow.unit_of_work(tenant_id) as session:
             memories.update(session, tenant_id=tenant_id, memory_id=uuid.UUID(old["id"]),
                             if_match='"1"', patch=patch,
-                            embedding=embedder().embed_one(patch.text or ""))
+                            embedding=embedder().embed_one(patch.text or ""),
+                            actor="system:test")
 
     server.meanwhile = edit
     new = created(client, tenant["app"], text=WINDOW)

@@ -29,7 +29,7 @@ def _edit(client: Any, tenant: dict[str, Any], memory: dict[str, Any], revision:
     return result
 
 
-def test_an_application_s_edits_move_the_revision_without_an_audit_event(
+def test_an_application_s_edits_move_the_revision_and_are_audited_with_their_version(
     client: Any, tenant: dict[str, Any], owner_conn: Any
 ) -> None:
     memory = created(client, tenant["app"], text="I live in Porto.", key="home")
@@ -40,8 +40,10 @@ def test_an_application_s_edits_move_the_revision_without_an_audit_event(
     restated = restating.json()
     assert [updated["revision"], reverted["revision"]] == [2, 3]
     assert (restated["id"], restated["revision"]) == (memory["id"], 4)
-    # Neither a state transition nor a compliance action: no event, no audit chain lock.
-    assert _events(owner_conn, memory["id"]) == []
+    assert [(action, details["revision"], details["version"])
+            for action, details in _events(owner_conn, memory["id"])] == [
+        ("memory.created", 1, 1), ("memory.corrected", 2, 2), ("memory.reverted", 3, 1),
+        ("memory.corrected", 4, 3)]
 
 
 def test_a_transition_and_a_strike_record_the_revision_they_made(
@@ -58,9 +60,13 @@ def test_a_transition_and_a_strike_record_the_revision_they_made(
             strike=lifecycle.Strike(text="I live in Porto.", embedding=None, sentences=1,
                                       delete=True),
         )
-    assert _events(owner_conn, memory["id"]) == [
+    [version_id] = owner_conn.execute(
+        "SELECT id::text FROM memory_version WHERE memory_id = %s AND seq = 2",
+        (memory["id"],)).fetchone()
+    assert _events(owner_conn, memory["id"])[1:] == [
         ("memory.transition", {"revision": 2, "superseded_by": None}),
-        ("memory.struck", {"revision": 3, "sentences": 1, "redacted_versions": 0}),
+        ("memory.struck", {"revision": 3, "sentences": 1, "redacted_versions": 0,
+                           "version": 2, "version_id": version_id}),
     ]
     read = client.get(f"/v1/memories/{memory['id']}", headers=tenant["app"]).json()
     assert (read["text"], read["revision"], read["state"]) == ("I live in Porto.", 3, "suspect")

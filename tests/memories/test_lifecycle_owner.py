@@ -76,6 +76,17 @@ def test_every_change_takes_the_new_revision_step() -> None:
     }
 
 
+def test_content_events_are_named_in_one_place() -> None:
+    """Every change to a memory's content is audited through the lifecycle (`authored`)."""
+    actions = {"memory.created", "memory.corrected", "memory.reverted", "memory.struck"}
+    named = {module for module, tree in _modules()
+             for node in ast.walk(tree)
+             if isinstance(node, ast.Constant) and node.value in actions}
+    assert named == {LIFECYCLE}
+    assert {module for module, _ in _called("authored")} == {LIFECYCLE, "memories/service.py"}
+    assert set(_called("written")) == {("memories/service.py", "create")}
+
+
 def test_content_is_destroyed_in_one_place() -> None:
     """Legal holds are checked in `destroy_content`: nothing else may purge or redact."""
     for step in ("redact_versions", "redact_answers"):

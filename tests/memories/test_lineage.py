@@ -35,7 +35,8 @@ def test_lineage_lists_the_audit_trail_and_names_the_contradicting_memory(
     assert new["effects"]["suspected"] == [old["id"]]
     lineage = _lineage(client, tenant, old["id"])
     assert lineage["contradicted_by"] == new["id"] and lineage["superseded_by"] is None
-    [event] = lineage["audit_events"]
+    created_event, event = lineage["audit_events"]
+    assert created_event["action"] == "memory.created"
     assert set(event) == TRAIL_FIELDS, "content-free: no text, no chain hashes"
     assert (event["actor"], event["action"], event["from_state"], event["to_state"]) == (
         _app_actor(owner_conn, tenant), "memory.transition", "active", "suspect")
@@ -45,7 +46,8 @@ def test_lineage_lists_the_audit_trail_and_names_the_contradicting_memory(
     audit = client.get(f"/v1/audit?target_id={old['id']}", headers=tenant["compliance"]).json()
     assert [e["seq"] for e in audit["data"]] == [e["seq"] for e in lineage["audit_events"]]
     fresh = _lineage(client, tenant, new["id"])
-    assert (fresh["contradicted_by"], fresh["audit_events"]) == (None, [])
+    assert fresh["contradicted_by"] is None
+    assert [e["action"] for e in fresh["audit_events"]] == ["memory.created"]
 
 
 def test_an_already_suspect_memory_contradicted_still_names_who_contradicted_it(
@@ -61,8 +63,8 @@ def test_an_already_suspect_memory_contradicted_still_names_who_contradicted_it(
     lineage = _lineage(client, tenant, old["id"])
     assert lineage["contradicted_by"] == new["id"]
     assert [(e["action"], e["to_state"]) for e in lineage["audit_events"]] == [
-        ("memory.transition", "suspect"), ("memory.flagged", None)]
-    flagged = lineage["audit_events"][1]
+        ("memory.created", None), ("memory.transition", "suspect"), ("memory.flagged", None)]
+    flagged = lineage["audit_events"][2]
     assert flagged["details"] == {"contradicted_by": new["id"], "flag": "contradicted",
                                   "revision": 3}
 
@@ -75,7 +77,7 @@ def test_lineage_of_a_superseded_memory_names_its_successor_and_the_move(
     assert new.status_code == 201, new.text
     lineage = _lineage(client, tenant, old["id"])
     assert lineage["superseded_by"] == new.json()["id"] and lineage["contradicted_by"] is None
-    [event] = lineage["audit_events"]
+    _created, event = lineage["audit_events"]
     assert (event["action"], event["from_state"], event["to_state"], event["reason"]) == (
         "memory.transition", "active", "deprecated", "superseded")
     assert event["details"]["superseded_by"] == new.json()["id"]

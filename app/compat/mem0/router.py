@@ -105,7 +105,7 @@ def update_memory(memory_id: uuid.UUID, body: Mem0Update, principal: AppWriter,
                   prepared: PreparedUpdate, session: SessionDep) -> Mem0Notice:
     """Correct a memory's text (mem0 `update`): a new version, the old one in its history."""
     service.update(session, tenant_id=principal.tenant_id, memory_id=memory_id, body=body,
-                   prepared=prepared)
+                   prepared=prepared, actor=audit.actor_for(principal))
     return Mem0Notice(message="Memory updated successfully!")
 
 

@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 
 from sqlmodel import Session
 
+from app.audit import service as audit
 from app.compat.mem0 import translate
 from app.compat.mem0.schemas import (
     Mem0Add,
@@ -27,7 +28,7 @@ from app.erasure import service as erasure
 from app.erasure.schemas import ErasureRequestCreate
 from app.forgetting import forget_requests, sessions
 from app.forgetting.forget import forget_this
-from app.memories import queries
+from app.memories import bulk, queries
 from app.memories import service as memories
 from app.memories.models import LIVE_STATES
 from app.memories.schemas import ForgetRequestHandled, MemoryPatch
@@ -55,11 +56,14 @@ def add(
     actor: str, derived_id: Callable[[int], uuid.UUID | None],
 ) -> list[Mem0Event]:
     """Apply the prepared writes in message order; ``derived_id(n)`` is the ID the n-th
-    message's memory gets from the request's Idempotency-Key."""
+    message's memory gets from the request's Idempotency-Key. Their audit events are appended
+    together after the last write, as a bulk write's are."""
     events: list[Mem0Event] = []
+    audited: list[audit.Entry] = []
     for index, one in enumerate(prepared):
         written = forget_requests.remember(session, tenant_id=tenant_id, prepared=one,
-                                           actor=actor, memory_id=derived_id(index))
+                                           actor=actor, memory_id=derived_id(index),
+                                           events=audited)
         if isinstance(written, ForgetRequestHandled):
             events += translate.forgot(written)
         elif written.memory is None:
@@ -68,6 +72,7 @@ def add(
             events.append(Mem0Event(id=written.forgotten_id, memory=None, event="ADD"))
         else:
             events.append(translate.added(written.memory))
+    bulk.record(session, tenant_id=tenant_id, events=audited)
     return events
 
 
@@ -107,7 +112,7 @@ def prepare_update(body: Mem0Update) -> memories.PreparedPatch:
 
 def update(
     session: Session, *, tenant_id: uuid.UUID, memory_id: uuid.UUID, body: Mem0Update,
-    prepared: memories.PreparedPatch,
+    prepared: memories.PreparedPatch, actor: str,
 ) -> None:
     """mem0 updates without a precondition: the revision read here is the one compared, so
     only an edit landing between the two statements is refused (412)."""
@@ -117,7 +122,7 @@ def update(
     memories.update(session, tenant_id=tenant_id, memory_id=memory_id,
                     if_match=f'"{current.revision}"',
                     patch=MemoryPatch(text=body.text, metadata=metadata),
-                    embedding=prepared.embedding)
+                    embedding=prepared.embedding, actor=actor)
 
 
 def delete(session: Session, *, tenant_id: uuid.UUID, memory_id: uuid.UUID, actor: str) -> None:
