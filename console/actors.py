@@ -46,9 +46,11 @@ def resolve(session: Session, *, tenant_id: uuid.UUID,
             names[actor] = emails[staff_id]
         elif key_id is not None and key_id in described:
             role, prefix = described[key_id]
-            # The prefix alone can be all role ("lethe_compliance"): the ID's start tells
-            # two keys of one role apart, as the key list shows them.
-            names[actor] = f"{role.value} key {prefix}… (id {str(key_id)[:8]})"
+            # A key's prefix carries the start of its ID; an older key's is all role
+            # ("lethe_compliance"), so the ID's start is added to tell two such keys apart.
+            short = str(key_id).replace("-", "")[:8]
+            names[actor] = (f"{role.value} key {prefix}…" if short in prefix
+                            else f"{role.value} key {prefix}… (id {short})")
         else:
             names[actor] = unresolved(actor)
     return names
