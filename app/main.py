@@ -15,7 +15,7 @@ from app.apidocs import router as apidocs
 from app.artifacts.router import router as artifacts_router
 from app.audit.router import router as audit_router
 from app.compat.mem0.router import router as mem0_router
-from app.core import errors, logs
+from app.core import errors, logs, memtrace
 from app.core.body_limit import BodyLimitMiddleware
 from app.core.config import get_settings
 from app.core.utf8 import Utf8Middleware
@@ -55,6 +55,9 @@ async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
     """Load the embedding model before serving: uvicorn listens only once this yields, so
     the first write or recall does not wait for the model, and `/readyz` answering means
     fast."""
+    settings = get_settings()
+    if settings.tracemalloc_file is not None:
+        memtrace.start(settings.tracemalloc_file, settings.tracemalloc_seconds)
     await run_in_threadpool(embeddings.load_or_log)
     # Like the other secrets: production refuses to serve without its receipt key.
     await run_in_threadpool(receipt_keys.signing_key)

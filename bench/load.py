@@ -49,18 +49,26 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=5, help="memories written per subject first")
     parser.add_argument("--data-dir", type=Path, default=None,
                         help="the server's data folder (default: a fresh temporary one)")
+    parser.add_argument("--tracemalloc", type=Path, default=None,
+                        help="the API appends its allocation growth here (LETHE_TRACEMALLOC_FILE; "
+                        "slows it)")
+    parser.add_argument("--tracemalloc-seconds", type=int, default=60,
+                        help="seconds between its snapshots, the first one the baseline")
     args = parser.parse_args()
     duration = args.soak or args.duration
     with tempfile.TemporaryDirectory(prefix="lethe-load-") as scratch:
         data_dir = args.data_dir or Path(scratch) / "data"
         port = free_port()
         server_log = Path(scratch) / "serve.log"
-        server = start_server(data_dir, port, server_log)
+        traced = {} if args.tracemalloc is None else {
+            "LETHE_TRACEMALLOC_FILE": str(args.tracemalloc.resolve()),
+            "LETHE_TRACEMALLOC_SECONDS": str(args.tracemalloc_seconds)}
+        server = start_server(data_dir, port, server_log, traced)
         try:
             base = f"http://127.0.0.1:{port}"
             key = tenant_key(base, data_dir, server)
             seed(base, key, args.subjects, args.seed)
-            samples: list[tuple[float, float, float]] = []
+            samples: list[tuple[float, float, float, float]] = []
             stop = threading.Event()
             sampler = threading.Thread(target=sample_rss, args=(server.pid, samples, stop),
                                        daemon=True)
@@ -79,11 +87,12 @@ def main() -> None:
         report_rss(samples)
 
 
-def start_server(data_dir: Path, port: int, log: Path) -> subprocess.Popen[str]:
+def start_server(data_dir: Path, port: int, log: Path,
+                 settings: dict[str, str] | None = None) -> subprocess.Popen[str]:
     env = {name: value for name, value in os.environ.items()
            if not name.startswith("LETHE_") and name not in ("DATABASE_URL", "CELERY_BROKER_URL")}
     env.update({"LETHE_DATA_DIR": str(data_dir), "HF_HUB_OFFLINE": "1",
-                "TRANSFORMERS_OFFLINE": "1"})
+                "TRANSFORMERS_OFFLINE": "1", **(settings or {})})
     return subprocess.Popen([sys.executable, "-m", "app.cli", "serve", "--port", str(port)],
                             cwd=ROOT, env=env, stdout=log.open("w"),
                             stderr=subprocess.STDOUT, text=True)
@@ -163,26 +172,26 @@ def read_back(base: str, key: str, acks: dict[str, Any]) -> tuple[int, int]:
     return lost, resurrected
 
 
-def group_rss(root: psutil.Process, marker: str) -> float:
+def group_rss(root: psutil.Process, marker: str, *, alone: bool = False) -> float:
     """MB resident in the child of ``root`` whose command line has ``marker``, with its own
-    children (the API's embedding process, the worker's pool)."""
+    children (the API's embedding process, the worker's pool) unless ``alone``."""
     for child in root.children():
         try:
             if marker in " ".join(child.cmdline()):
-                family = [child, *child.children(recursive=True)]
+                family = [child] if alone else [child, *child.children(recursive=True)]
                 return sum(p.memory_info().rss for p in family) / 2**20
         except psutil.NoSuchProcess:
             continue
     return float("nan")
 
 
-def sample_rss(pid: int, samples: list[tuple[float, float, float]],
+def sample_rss(pid: int, samples: list[tuple[float, float, float, float]],
                stop: threading.Event) -> None:
     root = psutil.Process(pid)
     start = time.monotonic()
     while not stop.is_set():
         samples.append((time.monotonic() - start, group_rss(root, "uvicorn"),
-                        group_rss(root, "worker")))
+                        group_rss(root, "worker"), group_rss(root, "uvicorn", alone=True)))
         stop.wait(SAMPLE_SECONDS)
 
 
@@ -226,12 +235,12 @@ def report(acks: dict[str, Any], duration: int, rate: int, lost: int, resurrecte
           f"forgets: {len(acks['forgotten'])}; forgotten but readable: {resurrected}")
 
 
-def report_rss(samples: list[tuple[float, float, float]]) -> None:
-    print("| second | API MB | worker MB |")
-    print("|---:|---:|---:|")
-    for second, api, worker in samples:
-        print(f"| {second:.0f} | {api:.0f} | {worker:.0f} |")
-    for name, index in (("API", 1), ("worker", 2)):
+def report_rss(samples: list[tuple[float, float, float, float]]) -> None:
+    print("| second | API MB | worker MB | API process alone MB |")
+    print("|---:|---:|---:|---:|")
+    for second, api, worker, alone in samples:
+        print(f"| {second:.0f} | {api:.0f} | {worker:.0f} | {alone:.0f} |")
+    for name, index in (("API", 1), ("worker", 2), ("API process alone", 3)):
         points = [(s[0], s[index]) for s in samples]
         # The first minute is warm-up (pools, caches, the model's first batches).
         steady = [p for p in points if p[0] >= 60] or points

@@ -44,10 +44,20 @@ def child_environment(runtime: Runtime) -> dict[str, str]:
     }
 
 
+# glibc's allocator, for the API and its embedding process (which inherits the environment):
+# at most two arenas instead of eight per core, which the API's forty request threads each
+# grew and kept; and a fixed mmap threshold, so the model's large tensors are mapped and
+# returned when freed instead of fragmenting the heap as the threshold rose to their size.
+# Both grew the resident size for as long as a soak ran (docs/benchmarks.md, "Load and soak").
+MALLOC_SETTINGS = {"MALLOC_ARENA_MAX": "2", "MALLOC_MMAP_THRESHOLD_": "131072"}
+
+
 def api_environment(runtime: Runtime) -> dict[str, str]:
     """`child_environment`, with the API's local model in a process of its own unless the
-    operator chose otherwise (docs/decisions.md, "The API embeds in a child process")."""
+    operator chose otherwise (docs/decisions.md, "The API embeds in a child process"), and
+    `MALLOC_SETTINGS` unless the operator set them."""
     return {**child_environment(runtime),
+            **{name: os.environ.get(name, value) for name, value in MALLOC_SETTINGS.items()},
             "LETHE_EMBEDDING_PROCESS": os.environ.get("LETHE_EMBEDDING_PROCESS", "true")}
 
 

@@ -188,6 +188,16 @@ class Settings(BaseSettings):
         3, ge=0, le=20, description="Borderline pairs one write may ask the judge about."
     )
 
+    tracemalloc_file: Path | None = Field(
+        None,
+        description="Benchmarks only: trace the API's allocations and append, every "
+        "`tracemalloc_seconds`, those grown most since the first interval to this file "
+        "(app/core/memtrace.py). Slows every allocation.",
+    )
+    tracemalloc_seconds: float = Field(
+        60.0, gt=0, description="Interval of the allocation snapshots (`tracemalloc_file`).",
+    )
+
     @model_validator(mode="after")
     def _refuse_default_secrets(self) -> Settings:
         if self.environment == "production":

@@ -13,6 +13,7 @@ pooled connection can never carry one tenant's context into another's request.
 from __future__ import annotations
 
 import select
+import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from functools import lru_cache
@@ -24,8 +25,10 @@ from psycopg.pq import TransactionStatus
 from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.exc import DisconnectionError
+from sqlalchemy.pool import ConnectionPoolEntry, QueuePool
 from sqlmodel import Session
 
+from app.core import metrics
 from app.core.config import get_settings
 from app.core.runtime import get_runtime
 
@@ -34,9 +37,23 @@ AUTH_GUC = "lethe.auth_key_hash"
 SCOPE_GUC = "lethe.scope"
 
 
+class TimedQueuePool(QueuePool):
+    """A queue pool that reports how long each checkout waited (`lethe_db_pool_wait_seconds`
+    on `/metrics`): the first sign of a pool too small for its process's concurrency, or of
+    connections held across slow work, long before requests time out with a 503."""
+
+    def _do_get(self) -> ConnectionPoolEntry:
+        started = time.monotonic()
+        try:
+            return super()._do_get()
+        finally:
+            metrics.observe_pool_wait(time.monotonic() - started)
+
+
 def make_engine(url: str, *, pool_size: int = 5, **kwargs: Any) -> Engine:
     engine = create_engine(
         url,
+        poolclass=TimedQueuePool,
         pool_size=pool_size,
         max_overflow=0,
         pool_timeout=30,

@@ -11,6 +11,8 @@ import threading
 import time
 import uuid
 
+from sqlmodel import Session
+
 from app.core.config import get_settings
 from app.core.errors import NotFound
 from app.core.uow import unit_of_work
@@ -26,16 +28,25 @@ _cache: dict[uuid.UUID, tuple[float, Limits]] = {}
 _cache_lock = threading.Lock()
 
 
-def limits_for(tenant_id: uuid.UUID) -> Limits:
-    """The tenant's limits, as read at most `SETTINGS_TTL_SECONDS` ago."""
+def limits_for(tenant_id: uuid.UUID, session: Session | None = None) -> Limits:
+    """The tenant's limits, as read at most `SETTINGS_TTL_SECONDS` ago.
+
+    A caller inside a transaction passes its ``session``, which a stale entry is read
+    through: a second unit of work would take a second pooled connection while the first is
+    held, and a pool's worth of requests doing so at once (the entry expires under them all
+    together) wait on each other until the pool times out and answers 503.
+    """
     now = time.monotonic()
     with _cache_lock:
         cached = _cache.get(tenant_id)
     if cached is not None and cached[0] > now:
         return cached[1]
     try:
-        with unit_of_work(tenant_id) as session:
+        if session is not None:
             limits = tenant_settings.get(session, tenant_id=tenant_id).limits
+        else:
+            with unit_of_work(tenant_id) as own:
+                limits = tenant_settings.get(own, tenant_id=tenant_id).limits
     except NotFound:
         # No settings row: the defaults, rather than refusing every request of the tenant.
         limits = Limits()
@@ -75,10 +86,11 @@ def admit(*, tenant_id: uuid.UUID, key_id: uuid.UUID) -> None:
         )
 
 
-def memory_quota(tenant_id: uuid.UUID) -> int:
+def memory_quota(session: Session, *, tenant_id: uuid.UUID) -> int:
     """How many memories (not forgotten) the tenant may hold; 0 for no quota. The memories
-    service counts and refuses (`MemoryQuotaExceeded`): limits know no memory table."""
-    return limits_for(tenant_id).max_memories
+    service counts and refuses (`MemoryQuotaExceeded`) in its transaction, ``session``:
+    limits know no memory table."""
+    return limits_for(tenant_id, session).max_memories
 
 
 def refuse_large_ingest(*, tenant_id: uuid.UUID, size: int) -> None:

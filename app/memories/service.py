@@ -90,7 +90,7 @@ def expected_revision(if_match: str | None) -> int:
 
 def _refuse_past_quota(session: Session, *, tenant_id: uuid.UUID) -> None:
     # Checked before anything changes; a new version of a slot adds no memory.
-    quota = limits.memory_quota(tenant_id)
+    quota = limits.memory_quota(session, tenant_id=tenant_id)
     if quota and store.count_held(session, tenant_id=tenant_id) >= quota:
         raise MemoryQuotaExceeded(quota)
 

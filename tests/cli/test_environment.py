@@ -30,3 +30,17 @@ def test_serve_runs_beat_unless_told_this_machine_is_not_the_installations_one()
     assert "beat" in every["beat"][0]
     assert sorted(serve_parts(get_runtime(), "127.0.0.1", 8000, 2, with_beat=False)) == [
         "api", "worker"]
+
+
+def test_the_api_runs_with_bounded_malloc_arenas_unless_the_operator_set_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("MALLOC_ARENA_MAX", raising=False)
+    monkeypatch.delenv("MALLOC_MMAP_THRESHOLD_", raising=False)
+    environment = api_environment(get_runtime())
+    assert environment["MALLOC_ARENA_MAX"] == "2"
+    assert environment["MALLOC_MMAP_THRESHOLD_"] == "131072"
+    monkeypatch.setenv("MALLOC_ARENA_MAX", "4")
+    assert api_environment(get_runtime())["MALLOC_ARENA_MAX"] == "4"
+    # Workers were flat in the soak: they keep glibc's defaults.
+    assert "MALLOC_ARENA_MAX" not in child_environment(get_runtime())

@@ -10,9 +10,11 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from sqlalchemy import event
 
-from app.core import logs
+from app.core import db, logs, uow
 from app.limits import service as limits
+from app.tenant_settings import service as tenant_settings
 from app.tenant_settings.schemas import Limits
 
 PROBLEM = "application/problem+json"
@@ -104,6 +106,49 @@ def test_a_tenant_past_its_memory_quota_gets_409_until_it_forgets(
     again = client.post("/v1/memories", json={"subject": "user:1", "text": "Owns a cat"},
                         headers=tenant["app"])
     assert again.status_code == 201
+
+
+def test_a_write_whose_cached_limits_expired_takes_no_second_connection(
+    client: Any, tenant: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Every read of the limits misses the cache, as when the entry expires between a
+    # request's authentication and its quota check: the check must read through the
+    # request's transaction. A second pooled connection taken while the first is held lets a
+    # pool's worth of requests wait on each other until the pool times out (503s).
+    monkeypatch.setattr(limits, "SETTINGS_TTL_SECONDS", 0.0)
+    engine = db.app_engine()
+    held = {"now": 0, "most": 0}
+
+    def checkout(*_: Any) -> None:
+        held["now"] += 1
+        held["most"] = max(held["most"], held["now"])
+
+    def checkin(*_: Any) -> None:
+        held["now"] -= 1
+
+    event.listen(engine, "checkout", checkout)
+    event.listen(engine, "checkin", checkin)
+    try:
+        response = client.post("/v1/memories", json={"subject": "user:1", "text": "Likes tea"},
+                               headers=tenant["app"])
+    finally:
+        event.remove(engine, "checkout", checkout)
+        event.remove(engine, "checkin", checkin)
+    assert response.status_code == 201, response.text
+    assert held["most"] == 1
+
+
+def test_stale_limits_are_read_through_the_callers_transaction(tenant: dict[str, Any]) -> None:
+    tenant_id = uuid.UUID(tenant["id"])
+    with uow.unit_of_work(tenant_id) as session:
+        row = tenant_settings._row(session, tenant_id)
+        row.limits = {**row.limits, "max_memories": 7}
+        session.flush()
+        # Uncommitted: only this transaction's own connection can see it.
+        assert limits.memory_quota(session, tenant_id=tenant_id) == 7
+        session.rollback()
+    limits.forget_cached()
+    assert limits.limits_for(tenant_id).max_memories == Limits().max_memories
 
 
 def test_an_ingest_payload_past_the_tenants_quota_is_413(
