@@ -37,11 +37,13 @@ class Closed:
     held: dict[uuid.UUID, uuid.UUID] = field(default_factory=dict)
 
 
-def close(session: Session, *, tenant_id: uuid.UUID, name: str, actor: str) -> Closed:
-    """Evict the run's working memories (those no hold covers); keep the others.
+def close(session: Session, *, tenant_id: uuid.UUID, name: str, actor: str,
+          subject: str | None = None) -> Closed:
+    """Evict the run's working memories (those no hold covers); keep the others. With
+    ``subject``, only that subject's memories of the run are looked at.
 
     Closing again evicts what was written to the run since, and otherwise nothing."""
-    rows = store.lock_session(session, tenant_id=tenant_id, name=name)
+    rows = store.lock_session(session, tenant_id=tenant_id, name=name, subject=subject)
     working = [memory for memory in rows if memory.volatility == Volatility.working.value]
     held = store.held_by(session, tenant_id=tenant_id, ids=[memory.id for memory in working])
     evicted = [memory for memory in working if memory.id not in held]

@@ -13,7 +13,7 @@ import os
 import uuid
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
 import httpx
 from mcp.server.mcpserver import MCPServer
@@ -215,8 +215,10 @@ def build(config: Config) -> MCPServer:
     ) -> dict[str, Any]:
         """End a run: its `working` memories are forgotten, everything else it stored stays.
         Call it when the task or conversation is over."""
-        answer = (await lethe.call("POST", f"/v1/sessions/{quote(session, safe='')}/close")
-                  ).json()
+        path = f"/v1/sessions/{quote(session, safe='')}/close"
+        if lethe.config.subject is not None:  # another subject's part of the run stays
+            path += "?" + urlencode({"subject": lethe.config.subject})
+        answer = (await lethe.call("POST", path)).json()
         return {key: answer.get(key) for key in ("session", "evicted", "kept")}
 
     return server

@@ -199,13 +199,15 @@ def lock(
 
 
 def lock_session(
-    session: Session, *, tenant_id: uuid.UUID, name: str
+    session: Session, *, tenant_id: uuid.UUID, name: str, subject: str | None = None
 ) -> Sequence[Memory]:
-    """The memories an agent run wrote that are not forgotten, locked."""
-    return session.exec(_locking(
-        select(Memory).where(Memory.tenant_id == tenant_id, Memory.session == name,
-                             col(Memory.state) != MemoryState.forgotten.value)
-    )).all()
+    """The memories an agent run wrote that are not forgotten (of one subject, when given),
+    locked."""
+    query = select(Memory).where(Memory.tenant_id == tenant_id, Memory.session == name,
+                                 col(Memory.state) != MemoryState.forgotten.value)
+    if subject is not None:
+        query = query.where(Memory.subject == subject)
+    return session.exec(_locking(query)).all()
 
 
 def lock_overdue(

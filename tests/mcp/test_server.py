@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import uuid
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -118,8 +119,10 @@ def test_streamable_http_transport_remembers_recalls_corrects_and_forgets(
     anyio.run(scenario)
 
 
-def _remember_over_http(lethe_url: str, app_key: str, subject: str, text: str) -> str:
-    created = httpx.post(f"{lethe_url}/v1/memories", json={"subject": subject, "text": text},
+def _remember_over_http(lethe_url: str, app_key: str, subject: str, text: str,
+                        **fields: str) -> str:
+    created = httpx.post(f"{lethe_url}/v1/memories",
+                         json={"subject": subject, "text": text, **fields},
                          headers={"Authorization": f"Bearer {app_key}"})
     assert created.status_code == 201, created.text
     memory_id: str = created.json()["id"]
@@ -149,6 +152,17 @@ async def _refuses_other_subjects_memories(session: ClientSession, lethe_url: st
     corrected = await _call(session, "correct", memory_id=mine, text="I live in Bergen.")
     assert corrected["memory"]["text"] == "I live in Bergen."
     assert (await _call(session, "forget", memory_id=mine)) == {"forgotten": mine}
+
+    # A run name both subjects' agents used: closing it evicts only the scoped subject's part.
+    run = f"shared-run-{uuid.uuid4().hex[:8]}"
+    their_scratch = _remember_over_http(lethe_url, app_key, OTHER_SUBJECT, "I am packing.",
+                                        volatility="working", session=run)
+    my_scratch = _remember_over_http(lethe_url, app_key, SUBJECT, "I am comparing trains.",
+                                     volatility="working", session=run)
+    before = _as_stored(lethe_url, app_key, their_scratch)
+    closed = await _call(session, "close_session", session=run)
+    assert closed["evicted"] == [my_scratch] and closed["kept"] == []
+    assert _as_stored(lethe_url, app_key, their_scratch) == before
 
 
 @pytest.mark.slow

@@ -156,3 +156,20 @@ def test_the_close_service_is_callable_without_http(client: Any, tenant: dict[st
         closed = sessions.close(session, tenant_id=tenant_id, name=RUN, actor="system:mcp")
     assert closed.evicted == [uuid.UUID(scratch["id"])]
     assert client.get(f"/v1/memories/{scratch['id']}", headers=tenant["app"]).status_code == 404
+
+
+def test_close_for_one_subject_leaves_another_subjects_part_of_the_run(
+    client: Any, tenant: dict[str, Any]
+) -> None:
+    mine = _working(client, tenant, "The user is comparing two trains.", subject="user:1")
+    theirs = _working(client, tenant, "The user is packing for Rome.", subject="user:2")
+
+    closed = client.post(f"/v1/sessions/{RUN}/close", params={"subject": "user:1"},
+                         headers=tenant["app"])
+
+    assert closed.status_code == 200, closed.text
+    assert closed.json()["evicted"] == [mine["id"]] and closed.json()["kept"] == []
+    assert client.get(f"/v1/memories/{theirs['id']}",
+                      headers=tenant["app"]).json()["state"] == "active"
+    assert client.post(f"/v1/sessions/{RUN}/close", params={"subject": ""},
+                       headers=tenant["app"]).status_code == 422
