@@ -12,7 +12,7 @@ from fastapi.responses import HTMLResponse, Response
 from app.core import uow
 from app.staff import service as staff_service
 from app.staff import sign_in
-from app.staff.errors import LastOfficer, StaffEmailTaken, StaffNotFound
+from app.staff.errors import LastOfficer, LockShared, StaffEmailTaken, StaffNotFound
 from app.staff.models import StaffRole
 from app.staff.schemas import StaffCreate
 from console import forms
@@ -131,6 +131,10 @@ def staff_unlock(request: Request, staff_id: uuid.UUID, officer: OfficerDep) -> 
     except StaffNotFound:
         return _render(request, officer, errors={"member": "No such member."},
                        status_code=status.HTTP_404_NOT_FOUND)
+    except LockShared as refused:
+        return _render(request, officer, status_code=status.HTTP_409_CONFLICT, errors={
+            "member": "This email signs in elsewhere too, so only time lifts its lock. "
+                      f"{refused.detail}"})
     return _done(request, "unlocked" if lifted else "not-locked")
 
 

@@ -11,5 +11,9 @@ class StaffEmailTaken(Conflict):
     slug, title = "staff-email-taken", "A staff member with this email exists"
 
 
+class LockShared(Conflict):
+    slug, title = "lock-shared", "The lock is shared with another organisation's account"
+
+
 class LastOfficer(Conflict):
     slug, title = "last-officer", "The tenant's last officer cannot be demoted"

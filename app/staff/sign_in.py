@@ -22,7 +22,7 @@ from app.audit import service as audit
 from app.core import uow
 from app.core.runtime import get_runtime
 from app.staff import passwords, service, store
-from app.staff.errors import StaffNotFound
+from app.staff.errors import LockShared, StaffNotFound
 from app.staff.models import Staff
 from app.staff.schemas import EMAIL_MAX, StaffPublic, normalize_email
 
@@ -124,8 +124,11 @@ def locked(session: Session, *, members: Iterable[StaffPublic]) -> dict[uuid.UUI
 
 def unlock(session: Session, *, tenant_id: uuid.UUID, staff_id: uuid.UUID, actor: str) -> bool:
     """Lift the sign-in lock on an active member's email (its failure count too), audited;
-    False when it was not locked. The lock is per email, so it lifts in every tenant where
-    the email has an account: an officer vouches for their member, not for the email."""
+    False when it was not locked. `LockShared` (409) when the email also has an account in
+    another tenant: the lock is per email, and an officer vouches for their own member only —
+    otherwise adding a member with someone else's email and unlocking it again and again
+    would let one tenant's officer keep guessing another tenant's password. That lock lifts
+    by itself."""
     staff = service.active_member(session, tenant_id=tenant_id, staff_id=staff_id)
     if staff is None:
         raise StaffNotFound()
@@ -133,6 +136,9 @@ def unlock(session: Session, *, tenant_id: uuid.UUID, staff_id: uuid.UUID, actor
     until = store.locked_until(session, email_digest=digest)
     if until is None:
         return False
+    if set(store.tenants_with_email_in(session, email=staff.email,
+                                       guc=SIGN_IN_EMAIL_GUC)) - {tenant_id}:
+        raise LockShared(f"The lock lifts by itself at {until:%H:%M} UTC.")
     store.clear_failures(session, email_digest=digest)
     audit.record(session, tenant_id=tenant_id, actor=actor, action="staff.unlocked",
                  target_kind="staff", target_id=staff.id)

@@ -10,7 +10,7 @@ from sqlalchemy import case, delete, text, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlmodel import Session, col, select
 
-from app.core import paging
+from app.core import db, paging
 from app.core.models import utcnow
 from app.staff.models import SignInThrottle, Staff, StaffRole
 
@@ -108,6 +108,17 @@ def set_password_hash(session: Session, staff: Staff, password_hash: str) -> Non
     staff.password_hash = password_hash
     session.add(staff)
     session.flush()
+
+
+def tenants_with_email_in(session: Session, *, email: str, guc: str) -> list[uuid.UUID]:
+    """`tenants_with_email` from inside another transaction: the email is named in ``guc``
+    for this one read only, then cleared, so the rest of the transaction sees its tenant
+    alone again."""
+    db.set_locals(session, {guc: email})
+    try:
+        return tenants_with_email(session, email=email)
+    finally:
+        db.set_locals(session, {guc: ""})
 
 
 def tenants_with_email(session: Session, *, email: str) -> list[uuid.UUID]:

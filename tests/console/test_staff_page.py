@@ -123,3 +123,23 @@ def test_an_officers_unlock_or_role_change_without_the_token_is_403(
                          data={**data, "csrf_token": "0" * 64})
     assert forged.status_code == 403
     assert _events(owner_conn, other) == []
+
+
+def test_an_email_with_an_account_in_another_tenant_is_not_unlocked_early(
+    client: Any, tenant: dict[str, Any], other_tenant: dict[str, Any],
+    staff_officer: dict[str, Any], owner_conn: Any
+) -> None:
+    # An officer who adds a member with another tenant's member's email could otherwise
+    # unlock that email again and again and keep guessing the other account's password.
+    member = add_staff(client, tenant, role="viewer", email="shared@example.org")
+    add_staff(client, other_tenant, role="viewer", email="shared@example.org")
+    lock(owner_conn, member["email"])
+    sign_in_client(client, staff_officer)
+
+    refused = post_form(client, f"/console/staff/{member['id']}/unlock", {},
+                        csrf_from="/console/staff")
+
+    assert refused.status_code == 409
+    assert "only time lifts its lock" in refused.text
+    assert _events(owner_conn, member) == []
+    assert _sign_in_form(client, member).status_code == 429  # still locked
