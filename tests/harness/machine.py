@@ -198,6 +198,10 @@ def history_machine(client: Any, owner_conn: Any) -> type[RuleBasedStateMachine]
                 words = words_in(body["text"], self._all_words())
                 holder.revision, holder.versions = answer["revision"], holder.versions + 1
                 holder.sentences, holder.source = _split(body["text"]), source
+                # The new version's provenance is the memory's: forgetting a parent it
+                # names reaches the memory as for one first written derived from it.
+                holder.derived_from = list(dict.fromkeys(
+                    [*holder.derived_from, *(p for p in parents if p != holder.id)]))
                 holder.words |= words
                 holder.version_words.append(set(words))
             else:

@@ -58,3 +58,29 @@ def test_an_erasure_whose_held_memories_were_all_forgotten_already_completes(
     read = client.get(f"/v1/erasure-requests/{filed.json()['id']}",
                       headers=tenant["compliance"])
     assert read.json()["status"] == "completed", read.text
+
+
+def test_a_slot_write_derived_from_a_memory_is_forgotten_with_it_under_cascade_forget(
+    client: Any, tenant: dict[str, Any]
+) -> None:
+    # Shrunk history (the model's side): with cascade "forget", a memory whose later version
+    # was written to its slot derived from another memory goes when that memory is forgotten:
+    # the slot write's provenance is the memory's, as for a memory first written derived.
+    settings = client.patch("/v1/settings", json={"forget": {"cascade": "forget"}},
+                            headers=tenant["compliance"])
+    assert settings.status_code == 200, settings.text
+    parent = client.post("/v1/memories", json={"subject": "user:ana", "text": "I own a boat."},
+                         headers=tenant["app"]).json()["id"]
+    slot = {"subject": "user:ben", "key": "home"}
+    first = client.post("/v1/memories", json={**slot, "text": "I live in Oslo."},
+                        headers=tenant["app"])
+    assert first.status_code == 201, first.text
+    second = client.post("/v1/memories", json={**slot, "text": "I live in Bergen.",
+                                                "derived_from": [parent]},
+                         headers=tenant["app"])
+    assert second.status_code == 200 and second.json()["id"] == first.json()["id"]
+
+    assert client.delete(f"/v1/memories/{parent}", headers=tenant["app"]).status_code == 204
+
+    assert client.get(f"/v1/memories/{first.json()['id']}",
+                      headers=tenant["app"]).status_code == 404
