@@ -241,6 +241,11 @@ def test_no_log_line_names_a_subject_source_text_or_query_string(served: Served)
     assert "UniqueViolation (sqlstate 23505, constraint zq_unique_pkey" in json.loads(
         formatted[0])["error"]
     assert "raised unexpected: IntegrityError" in formatted[1]
+    # Beat's first sends come one interval after it starts (a minute for webhook retries):
+    # wait for one, so its lines are among those read.
+    stderr = next(path for path in served.logs if path.name == "serve.stderr")
+    _until(lambda: "Scheduler: Sending due task" in stderr.read_text(errors="replace"),
+           "beat sent no task", timeout=150)
     served.stop()
     logged = {path.name: path.read_text(errors="replace") for path in served.logs}
     assert "duplicate key value violates unique constraint" in logged["log"], logged["log"]
