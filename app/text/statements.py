@@ -76,7 +76,16 @@ class Statement:
         return token in self.words or any(same_word(token, w) for w in self.words)
 
 
-@lru_cache(maxsize=4096)
+# Texts whose reading is kept. The cache serves one write's comparisons (its new text against
+# each candidate, and again when a judge re-checks them) and the texts of a subject written to
+# repeatedly; reading a short text again costs ≈ 30 µs. An entry holds the text and its word
+# sets, ≈ 3 KB for a 60-character memory and ≈ 200 KB for one of 8,000 characters, so 4,096
+# entries filled for ten minutes of writes in the soak (one new text each) and could have
+# reached hundreds of MB of long texts.
+CACHED_TEXTS = 256
+
+
+@lru_cache(maxsize=CACHED_TEXTS)
 def parse(text: str) -> Statement:
     """Read ``text`` into the parts the supersession rule compares."""
     text = text.replace("\u2019", "'").replace("\u2018", "'")
