@@ -76,12 +76,10 @@ class Statement:
         return token in self.words or any(same_word(token, w) for w in self.words)
 
 
-# Texts whose reading is kept. The cache serves one write's comparisons (its new text against
-# each candidate, and again when a judge re-checks them) and the texts of a subject written to
-# repeatedly; reading a short text again costs ≈ 30 µs. An entry holds the text and its word
-# sets, ≈ 3 KB for a 60-character memory and ≈ 200 KB for one of 8,000 characters, so 4,096
-# entries filled for ten minutes of writes in the soak (one new text each) and could have
-# reached hundreds of MB of long texts.
+# Texts whose reading is kept: enough for one write's comparisons (its new text against each
+# candidate, again when a judge re-checks them) across the requests in flight, and for a
+# subject written to repeatedly. Every write brings a new text, so a stream of writes keeps
+# the cache full; an entry holds the text and its word sets, large for a long text.
 CACHED_TEXTS = 256
 
 
