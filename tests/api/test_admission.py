@@ -11,6 +11,7 @@ from fastapi import APIRouter, FastAPI
 
 from app.api import admission
 from app.api.route import LetheRoute
+from app.core.config import get_settings
 
 
 def test_admitted_requests_leave_a_thread_for_each_pooled_connection() -> None:
@@ -25,7 +26,8 @@ def test_a_pool_as_large_as_the_threads_still_admits_half_and_never_all() -> Non
 
 
 def test_a_request_past_the_admitted_number_waits_until_one_finishes() -> None:
-    # Default settings: 40 threads, a pool of 10, so 30 requests are worked on at once.
+    # anyio's 40 threads and a pool of 10 (the default): 30 requests are worked on at once.
+    admitted = admission.admitted(40, get_settings().db_pool_size)
     release = asyncio.Event()
     inside = 0
 
@@ -44,7 +46,7 @@ def test_a_request_past_the_admitted_number_waits_until_one_finishes() -> None:
     async def scenario() -> tuple[int, int]:
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://api") as client:
-            sent = [asyncio.create_task(client.get("/held")) for _ in range(31)]
+            sent = [asyncio.create_task(client.get("/held")) for _ in range(admitted + 1)]
             for _ in range(200):  # let every request reach the route or the gate
                 await asyncio.sleep(0)
             entered_while_held = inside
@@ -53,4 +55,4 @@ def test_a_request_past_the_admitted_number_waits_until_one_finishes() -> None:
         assert all(answer.status_code == 200 for answer in answers)
         return entered_while_held, inside
 
-    assert asyncio.run(scenario()) == (30, 31)
+    assert asyncio.run(scenario()) == (admitted, admitted + 1)
