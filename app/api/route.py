@@ -26,7 +26,7 @@ from sqlalchemy.exc import DBAPIError
 from sqlmodel import Session
 from starlette.concurrency import run_in_threadpool
 
-from app.api import access
+from app.api import access, admission
 from app.core import db, jobs
 from app.core.config import get_settings
 from app.core.uow import begin
@@ -170,6 +170,11 @@ class LetheRoute(APIRoute):
         declarations = access.declared(self.dependant)
 
         async def route_handler(request: Request) -> Response:
+            # Admitted before its first thread is taken, until its commit is done.
+            async with admission.slot():
+                return await attempts(request)
+
+        async def attempts(request: Request) -> Response:
             for attempt in range(1, ATTEMPTS + 1):
                 # Each attempt is a new unit of work: nothing of a rolled-back one survives.
                 work = request.state.uow = RequestWork()

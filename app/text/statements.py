@@ -76,7 +76,14 @@ class Statement:
         return token in self.words or any(same_word(token, w) for w in self.words)
 
 
-@lru_cache(maxsize=4096)
+# Texts whose reading is kept: enough for one write's comparisons (its new text against each
+# candidate, again when a judge re-checks them) across the requests in flight, and for a
+# subject written to repeatedly. Every write brings a new text, so a stream of writes keeps
+# the cache full; an entry holds the text and its word sets, large for a long text.
+CACHED_TEXTS = 256
+
+
+@lru_cache(maxsize=CACHED_TEXTS)
 def parse(text: str) -> Statement:
     """Read ``text`` into the parts the supersession rule compares."""
     text = text.replace("\u2019", "'").replace("\u2018", "'")
