@@ -204,6 +204,7 @@ def history_machine(client: Any, owner_conn: Any) -> type[RuleBasedStateMachine]
                     [*holder.derived_from, *(p for p in parents if p != holder.id)]))
                 holder.words |= words
                 holder.version_words.append(set(words))
+                holder.current = None
             else:
                 assert response.status_code == 201, response.text
                 answer = response.json()
@@ -291,9 +292,12 @@ def history_machine(client: Any, owner_conn: Any) -> type[RuleBasedStateMachine]
             if new_version:
                 memory.versions += 1
                 memory.version_words.append(words)
+                memory.current = None
                 memory.words |= words
             else:
                 assert words <= memory.words, ("a revert brought back removed text", words)
+                # A revert appends no version: an older one is current again.
+                memory.current = answer["version"]["seq"] - 1
             assert answer["version"]["seq"] <= memory.versions, answer["version"]
 
         @precondition(lambda self: any(m.versions > 1 for m in self.model.memories.values()))
@@ -438,6 +442,7 @@ def history_machine(client: Any, owner_conn: Any) -> type[RuleBasedStateMachine]
             memory.revision = answer["revision"]
             memory.versions += 1
             memory.version_words.append(now)
+            memory.current = None
             if delete:
                 memory.words -= removed
                 memory.version_words = [v - removed for v in memory.version_words]

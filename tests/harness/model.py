@@ -94,6 +94,7 @@ class Memory:
     derived_from: list[str] = field(default_factory=list)
     age_days: float = 0.0           # time since its state last changed, as retention sees it
     version_words: list[set[str]] = field(default_factory=list)
+    current: int | None = None      # the current version's index after a revert; None: latest
 
     @property
     def text(self) -> str:
@@ -101,7 +102,9 @@ class Memory:
 
     @property
     def current_words(self) -> set[str]:
-        return self.version_words[-1] if self.version_words else set()
+        if not self.version_words:
+            return set()
+        return self.version_words[-1 if self.current is None else self.current]
 
 
 @dataclass

@@ -84,3 +84,23 @@ def test_a_slot_write_derived_from_a_memory_is_forgotten_with_it_under_cascade_f
 
     assert client.get(f"/v1/memories/{first.json()['id']}",
                       headers=tenant["app"]).status_code == 404
+
+
+def test_the_model_strikes_from_the_version_a_revert_made_current(
+    client: Any, owner_conn: Any
+) -> None:
+    # Shrunk history (the model's side): a revert appends no version, so after it the
+    # current text is an older version's; a forget by description then strikes from that
+    # text, and the newer version (another fact) stays as it was.
+    from tests.harness.machine import history_machine
+
+    state = history_machine(client, owner_conn)()
+    state.settings(cascade="flag", keep_about=False)
+    state.create(derive=False, keyed=False, parent=0, sentences=3, slot=None, source=None,
+                 subject="user:ana", template=0)
+    state.patch(keyed=False, pick=0, stale=False, template=0, text=True)
+    state.revert(pick=0, seq=0)
+    state.forget_by_description(delete=True, pick=0, sentence=0)
+    state.forgotten_text_is_gone()
+    state.nothing_comes_back()
+    state.teardown()
