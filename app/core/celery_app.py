@@ -34,11 +34,12 @@ celery_app = Celery("lethe", include=TASK_MODULES)
 
 
 @setup_logging.connect
-def _logs(loglevel: int | str | None = None, **_: Any) -> None:
+def _logs(loglevel: int | str | None = None, logfile: str | None = None, **_: Any) -> None:
     """Worker and beat log as the API does (app/core/logs.py): JSON lines, and task lines
-    that quote neither an error's text nor what a task returned."""
+    that quote neither an error's text nor what a task returned; to `--logfile` when given
+    (Celery leaves that to whoever answers this signal)."""
     logs.configure(logging.getLevelName(loglevel) if isinstance(loglevel, str)
-                   else loglevel or logging.INFO)
+                   else loglevel or logging.INFO, logfile=logfile or None)
 
 
 @celery_app.on_configure.connect

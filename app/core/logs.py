@@ -120,10 +120,11 @@ def describe(error: BaseException) -> str:
     return name + (f" ({', '.join(facts)})" if facts else "")
 
 
-def configure(level: int = logging.INFO) -> None:
-    """JSON lines on stderr for the whole process (API, worker, beat), uvicorn's loggers
-    included; left alone when the root logger already has a handler (a test runner, or a host
-    that configured it), except that uvicorn's access line is off either way."""
+def configure(level: int = logging.INFO, logfile: str | None = None) -> None:
+    """JSON lines on stderr (or appended to ``logfile``) for the whole process (API, worker,
+    beat), uvicorn's loggers included; left alone when the root logger already has a handler
+    (a test runner, or a host that configured it), except that uvicorn's access line is off
+    either way."""
     access = logging.getLogger("uvicorn.access")
     # Its line is the raw path and query string (`?subject=`, `?user_id=`, `&q=`), and
     # `lethe.request` already logs each request by its route template.
@@ -133,7 +134,8 @@ def configure(level: int = logging.INFO) -> None:
     root = logging.getLogger()
     if root.handlers:
         return
-    handler = logging.StreamHandler()
+    handler: logging.Handler = (logging.FileHandler(logfile, encoding="utf-8") if logfile
+                                else logging.StreamHandler())
     handler.setFormatter(JsonFormatter())
     root.addHandler(handler)
     root.setLevel(level)
