@@ -640,14 +640,7 @@ def edges_into(
     in the order recorded: one step up a provenance walk."""
     if not child_ids:
         return []
-    rows = session.exec(
-        select(ProvenanceEdge.child_kind, ProvenanceEdge.child_id, ProvenanceEdge.parent_kind,
-               ProvenanceEdge.parent_ref)
-        .where(ProvenanceEdge.tenant_id == tenant_id,
-               col(ProvenanceEdge.child_id).in_(sorted(set(child_ids))))
-        .order_by(col(ProvenanceEdge.created_at), col(ProvenanceEdge.id))
-    ).all()
-    return [tuple(row) for row in rows]  # type: ignore[misc]
+    return _edges(session, tenant_id, col(ProvenanceEdge.child_id).in_(sorted(set(child_ids))))
 
 
 def edges_from(
@@ -657,11 +650,17 @@ def edges_from(
     in the order recorded: one step down a provenance walk."""
     if not memory_ids:
         return []
+    return _edges(session, tenant_id, ProvenanceEdge.parent_kind == "memory",
+                  col(ProvenanceEdge.parent_ref).in_(sorted({str(i) for i in memory_ids})))
+
+
+def _edges(
+    session: Session, tenant_id: uuid.UUID, *where: Any
+) -> list[tuple[str, uuid.UUID, str, str]]:
     rows = session.exec(
         select(ProvenanceEdge.child_kind, ProvenanceEdge.child_id, ProvenanceEdge.parent_kind,
                ProvenanceEdge.parent_ref)
-        .where(ProvenanceEdge.tenant_id == tenant_id, ProvenanceEdge.parent_kind == "memory",
-               col(ProvenanceEdge.parent_ref).in_(sorted({str(i) for i in memory_ids})))
+        .where(ProvenanceEdge.tenant_id == tenant_id, *where)
         .order_by(col(ProvenanceEdge.created_at), col(ProvenanceEdge.id))
     ).all()
     return [tuple(row) for row in rows]  # type: ignore[misc]
