@@ -25,6 +25,12 @@ class Settings(BaseSettings):
         Path(".lethe"),
         description="Folder for the embedded database and generated secrets.",
     )
+    key_store: Path | None = Field(
+        None,
+        description="Folder of the key store: the key-encryption key and every wrapped data "
+        "key (app/keys/). Unset: `keys` in the data folder, beside the database's files and "
+        "never inside them, so dumps, WAL, replicas and database backups hold no key.",
+    )
     database_url: str | None = Field(
         None,
         validation_alias=AliasChoices("DATABASE_URL", "LETHE_DATABASE_URL"),

@@ -1,0 +1,152 @@
+"""Data keys per (tenant, subject): what the rest of Lethe seals, opens and hashes with.
+
+A data key is 32 random bytes, kept in the key store wrapped under its KEK, named by a
+`key_id` that is the subject's keyed digest under the tenant's key (so it reveals nothing of
+the subject, and differs between tenants). Keys are cached in the process; every use of a
+cached key asks the store whether it still exists, so an erasure's destruction in another
+process stops this one from opening or sealing at once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+import threading
+import uuid
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from cryptography.exceptions import InvalidTag
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+from app.keys import tenant_keys
+from app.keys.configured import key_store
+from app.keys.errors import KeyDestroyed, KeyStoreUnavailable, Tampered
+from app.keys.store import KeyStore
+
+__all__ = [
+    "KeyDestroyed", "KeyStoreUnavailable", "SubjectKey", "Tampered", "destroy_subject_key",
+    "key_id_of", "open_text", "row_aad", "seal_text", "subject_key",
+]
+
+KEY_BYTES = 32
+NONCE_BYTES = 12
+TAG_BYTES = 16
+TERM_HEX = 32
+# Enough for the subjects a busy process touches between two of their writes; a miss costs
+# one read of the store.
+CACHE_SIZE = 20_000
+
+
+@dataclass(frozen=True)
+class SubjectKey:
+    key_id: str
+    _key: bytes = field(repr=False, compare=False)
+    _aead: AESGCM = field(init=False, repr=False, compare=False)
+    _term_key: bytes = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_aead", AESGCM(self._key))
+        # Terms under a subkey: a term hash never equals anything computed with the data key.
+        object.__setattr__(self, "_term_key",
+                           hmac.new(self._key, b"lethe/terms", hashlib.sha256).digest())
+
+    def seal(self, plaintext: bytes, *, aad: bytes) -> bytes:
+        """AES-256-GCM under a fresh random nonce: nonce || ciphertext || tag."""
+        nonce = secrets.token_bytes(NONCE_BYTES)
+        return nonce + self._aead.encrypt(nonce, plaintext, aad)
+
+    def open(self, sealed: bytes, *, aad: bytes) -> bytes:
+        if len(sealed) < NONCE_BYTES + TAG_BYTES:
+            raise Tampered("too short to be a sealed value")
+        try:
+            return self._aead.decrypt(sealed[:NONCE_BYTES], sealed[NONCE_BYTES:], aad)
+        except InvalidTag:
+            raise Tampered("sealed value does not authenticate") from None
+
+    def term(self, term: str) -> str:
+        """The keyed hash of one search term (32 hex characters)."""
+        digest = hmac.new(self._term_key, term.encode("utf-8"), hashlib.sha256).hexdigest()
+        return digest[:TERM_HEX]
+
+
+def seal_text(key: SubjectKey, text: str, *, aad: bytes) -> bytes:
+    return key.seal(text.encode("utf-8"), aad=aad)
+
+
+def open_text(key: SubjectKey, sealed: bytes, *, aad: bytes) -> str:
+    return key.open(sealed, aad=aad).decode("utf-8")
+
+
+def row_aad(table: str, row_id: uuid.UUID, column: str) -> bytes:
+    """What binds a ciphertext to its row and column: moved anywhere else, it fails to open."""
+    return b"\0".join((b"lethe/v1", table.encode(), str(row_id).encode(), column.encode()))
+
+
+def key_id_of(tenant_id: uuid.UUID, subject: str) -> str:
+    """The data key's ID: the subject's keyed digest under a subkey of the tenant's key."""
+    id_key = tenant_keys.derived(tenant_id, b"key-id")
+    return hmac.new(id_key, subject.encode("utf-8"), hashlib.sha256).hexdigest()[:32]
+
+
+_lock = threading.Lock()
+_cache: OrderedDict[tuple[int, uuid.UUID, str], SubjectKey] = OrderedDict()
+
+
+def subject_key(tenant_id: uuid.UUID, subject: str, *, create: bool = True) -> SubjectKey:
+    """The (tenant, subject) data key, created on first use when ``create``.
+
+    `KeyDestroyed` after an erasure destroyed it, `LookupError` when absent and not
+    ``create``, `KeyStoreUnavailable` when the store cannot be read.
+    """
+    store = key_store()
+    slot = (id(store), tenant_id, subject)
+    cached = _cache.get(slot)
+    if cached is not None:
+        if store.present(tenant_id, cached.key_id):
+            with _lock:
+                if slot in _cache:
+                    _cache.move_to_end(slot)
+            return cached
+        _drop(slot)
+    key = _load(store, tenant_id, subject, create=create)
+    with _lock:
+        _cache[slot] = key
+        while len(_cache) > CACHE_SIZE:
+            _cache.popitem(last=False)
+    return key
+
+
+def _load(store: KeyStore, tenant_id: uuid.UUID, subject: str, *, create: bool) -> SubjectKey:
+    key_id = key_id_of(tenant_id, subject)
+    raw = store.load(tenant_id, key_id)
+    if raw is None:
+        if not create:
+            raise LookupError("no data key for this subject")
+        raw = store.create(tenant_id, key_id, secrets.token_bytes(KEY_BYTES))
+    return SubjectKey(key_id, raw)
+
+
+def destroy_subject_key(tenant_id: uuid.UUID, subject: str) -> tuple[str, datetime]:
+    """Destroy the (tenant, subject) data key: (key_id, destroyed_at). Idempotent: again, the
+    first destruction's time. Everything sealed under it is unreadable from then on, in every
+    copy of the database."""
+    store = key_store()
+    key_id = key_id_of(tenant_id, subject)
+    destroyed_at = store.destroy(tenant_id, key_id)
+    _drop((id(store), tenant_id, subject))
+    return key_id, destroyed_at
+
+
+def _drop(slot: tuple[int, uuid.UUID, str]) -> None:
+    with _lock:
+        _cache.pop(slot, None)
+
+
+def forget_cached() -> None:
+    """Drop every cached key (tests that swap stores; rotation needs no such thing)."""
+    with _lock:
+        _cache.clear()
+    tenant_keys.forget_cached()
