@@ -62,7 +62,10 @@ def run(session: Session, *, tenant_id: uuid.UUID, operation_id: uuid.UUID,
                                     kind=KIND)
     if operation is None or operation.status in operations.FINISHED:
         return False
-    subject = str((operation.request_payload or {})["subject"])
+    payload = operations.payload_of(operation)
+    if payload is None:  # the subject was erased before the export ran
+        return False
+    subject = str(payload["subject"])
     document = export.build(session, tenant_id=tenant_id, subject=subject,
                             request_id=operation_id, now=now)
     # Kept as long as the operation record answers: pruning the record takes it along.
@@ -99,7 +102,7 @@ def download(session: Session, *, tenant_id: uuid.UUID, request_id: uuid.UUID,
     `AccessRequestNotFound` for an unknown, another tenant's or an expired request."""
     found = store.get(session, tenant_id=tenant_id, operation_id=request_id, now=now)
     if found is not None:
-        return export_file(found.body)
+        return export_file(found)
     operation = operations.get(session, tenant_id=tenant_id, operation_id=request_id)
     if operation is None or operation.kind != KIND:
         raise AccessRequestNotFound()

@@ -146,6 +146,7 @@ async def expect_key(request: Request, tenant_id: object, key: str) -> None:
         path=request.url.path,
         body=await request.body(),
         kind=getattr(endpoint, "name", None) or request.url.path,
+        subject=request.query_params.get("subject"),
     )
 
 

@@ -45,6 +45,8 @@ class PendingKey:
     path: str
     body: bytes
     kind: str
+    # A `?subject=` the route takes: whom its answer is about, when the body does not say.
+    subject: str | None = None
 
 
 class RequestWork:
@@ -64,6 +66,9 @@ class RequestWork:
         # Memories the answer shows beyond its `id` (a batch's items): a forget of one of
         # them must find the stored answer to redact it.
         self.names: list[uuid.UUID] = []
+        # Whom the answer is about, when neither the request nor the answer says `subject`
+        # (a mem0 route's `user_id`): its stored copy is sealed under that subject's key.
+        self.subject: str | None = None
 
     @property
     def active(self) -> bool:
@@ -110,6 +115,7 @@ class RequestWork:
                         status=response.status_code,
                         body=self._stored_body(response),
                         headers=dict(response.headers), names=self.names,
+                        subject=self._subject(),
                         retention=timedelta(days=get_settings().idempotency_retention_days),
                     )
                 self.session.commit()
@@ -124,6 +130,11 @@ class RequestWork:
     def _stored_body(self, response: Response) -> Any:
         body = _json_body(response)
         return self.redact(body) if self.redact is not None else body
+
+    def _subject(self) -> str | None:
+        pending = self.pending_key
+        return self.subject if self.subject is not None else (
+            pending.subject if pending is not None else None)
 
     def rollback(self) -> None:
         if self.session is not None:

@@ -42,6 +42,7 @@ from app.forgetting import cascade as forget_cascade
 from app.forgetting import retractions
 from app.holds import store as holds
 from app.idempotency import store as operations
+from app.keys import subjects as subject_keys
 from app.memories import lifecycle
 from app.memories import store as memories
 from app.memories.models import MemoryState
@@ -176,7 +177,8 @@ def erase_rest(session: Session, request: ErasureRequest) -> None:
         session, tenant_id=tenant_id, subject=subject, marker=marker
     ) + retractions.erase_about_of(session, tenant_id=tenant_id, memory_ids=every)
     failed, redacted = operations.erase_mentions(
-        session, needle=json.dumps(subject, ensure_ascii=False), memory_ids=every)
+        session, needle=json.dumps(subject, ensure_ascii=False),
+        key_id=subject_keys.key_id_of(tenant_id, subject), memory_ids=every)
     counts["operations"] = counts.get("operations", 0) + failed
     counts["idempotency_records"] = counts.get("idempotency_records", 0) + redacted
     counts["access_exports"] = counts.get("access_exports", 0) + access_exports.purge_subject(

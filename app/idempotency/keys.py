@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from app.core.errors import InvalidIdempotencyKey, InvalidRequest
@@ -24,6 +24,8 @@ class Claim:
     method: str
     path: str
     kind: str
+    # The request's body, read for whom its answer is about (never stored).
+    body: bytes = field(default=b"", repr=False, compare=False)
 
     def derived_id(self, kind: str | None = None) -> uuid.UUID:
         return derive_id(self.tenant_id, self.key, kind or self.kind)

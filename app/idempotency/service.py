@@ -18,7 +18,7 @@ from sqlmodel import Session
 
 from app.core.errors import IdempotencyInProgress, IdempotencyKeyReused, NotFound
 from app.core.models import utcnow
-from app.idempotency import store
+from app.idempotency import sealing, store
 from app.idempotency.keys import (
     ID_NAMESPACE,
     Claim,
@@ -63,7 +63,7 @@ def claim(
         record = None
     if record is None:
         return Claim(tenant_id=tenant_id, key=key, digest=digest, method=method, path=path,
-                     kind=kind)
+                     kind=kind, body=body)
     if record.request_digest != digest:
         raise IdempotencyKeyReused(
             "This Idempotency-Key was used with a different request; choose a new key."
@@ -72,7 +72,7 @@ def claim(
         raise IdempotencyInProgress("The operation accepted with this key has not answered yet.")
     return Replay(
         status=record.response_status,
-        body=record.response_body,
+        body=sealing.open_answer(tenant_id, key, record.response_body),
         headers=dict(record.response_headers or {}),
     )
 
@@ -87,12 +87,16 @@ def record(
     headers: dict[str, str],
     retention: timedelta,
     names: Sequence[uuid.UUID] = (),
+    subject: str | None = None,
 ) -> None:
     """Store the answer beside the effect, in the request's transaction (into the job the
-    request accepted, when it accepted one with this key); ``names``: the memories it shows
-    beyond its `id`."""
+    request accepted, when it accepted one with this key), sealed under the key of the
+    subject it is about (``subject``, else the request's or the answer's own); ``names``:
+    the memories it shows beyond its `id`."""
     kept = {name: value for name, value in headers.items() if name.lower() in REPLAYABLE_HEADERS}
-    store.save_answer(session, claim, api_key_id=api_key_id, status=status, body=body,
+    about = sealing.subject_of(claim.body, subject, body)
+    sealed = sealing.seal_answer(claim.tenant_id, claim.key, body, subject=about)
+    store.save_answer(session, claim, api_key_id=api_key_id, status=status, body=sealed,
                       headers=kept, retention=retention, names=names)
 
 

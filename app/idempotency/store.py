@@ -20,6 +20,7 @@ from sqlmodel import Session, col, func, select
 from app.core.config import get_settings
 from app.core.jobs import enqueue_job
 from app.core.models import utcnow
+from app.idempotency import sealing
 from app.idempotency.keys import Claim, derive_id, request_digest
 from app.idempotency.models import Operation, OperationMemory, OperationStatus
 
@@ -72,7 +73,8 @@ def accept_job(
     operation = Operation(
         id=operation_id, tenant_id=tenant_id, api_key_id=api_key_id, idempotency_key=key,
         kind=kind, request_method=method, request_path=path, request_digest=digest,
-        status=OperationStatus.queued, request_payload=payload, created_at=now,
+        status=OperationStatus.queued, created_at=now,
+        request_payload=sealing.seal_payload(tenant_id, operation_id, payload),
         updated_at=now, expires_at=now + _retention(),
     )
     session.add(operation)
@@ -93,6 +95,11 @@ def lock_job(
     return session.exec(
         query.with_for_update().execution_options(populate_existing=True)
     ).first()
+
+
+def payload_of(operation: Operation) -> dict[str, Any] | None:
+    """The job's payload as accepted; None once applied, or when an erasure took it."""
+    return sealing.open_payload(operation.tenant_id, operation.id, operation.request_payload)
 
 
 def mark_running(session: Session, operation: Operation) -> None:
@@ -252,7 +259,8 @@ _FAIL_MENTIONING = text(
     SET status = 'failed', request_payload = NULL, result = NULL, updated_at = now(),
         error = jsonb_build_object('type', 'https://lethe.dev/problems/subject-erased',
                                    'detail', 'The subject was erased before this ran.')
-    WHERE status IN ('queued', 'running') AND strpos(request_payload::text, :needle) > 0
+    WHERE status IN ('queued', 'running') AND (strpos(request_payload::text, :needle) > 0
+                                               OR strpos(request_payload::text, :key_id) > 0)
     """
 )
 # Stored answers and results showing the subject, or any of the erased memories by ID
@@ -266,7 +274,10 @@ _REDACT_MENTIONING = text(
     WHERE (response_body IS NOT NULL AND response_body <> jsonb_build_object(
                'id', response_body -> 'id', 'state', 'forgotten')
            AND (strpos(response_body::text, :needle) > 0
+                OR strpos(response_body::text, :key_id) > 0
                 OR EXISTS (SELECT 1 FROM jsonb_path_query(response_body, 'lax $.**.id') j(v)
+                           WHERE j.v #>> '{}' = ANY(CAST(:ids AS text[])))
+                OR EXISTS (SELECT 1 FROM jsonb_path_query(response_body, 'lax $.shows[*]') j(v)
                            WHERE j.v #>> '{}' = ANY(CAST(:ids AS text[])))))
        OR strpos(result::text, :needle) > 0
     """
@@ -274,15 +285,16 @@ _REDACT_MENTIONING = text(
 
 
 def erase_mentions(
-    session: Session, *, needle: str, memory_ids: Sequence[uuid.UUID]
+    session: Session, *, needle: str, key_id: str, memory_ids: Sequence[uuid.UUID]
 ) -> tuple[int, int]:
     """An erasure's part, over the current tenant's records: pending jobs whose payload holds
-    ``needle`` (the subject as a JSON string) fail without it; stored answers that hold it
-    or name one of ``memory_ids`` are redacted to `{"id", "state": "forgotten"}`. Returns
-    (jobs failed, answers redacted)."""
-    failed = session.execute(_FAIL_MENTIONING, {"needle": needle})
+    ``needle`` (the subject as a JSON string, in a record stored before sealing) or is
+    sealed under the subject's key ``key_id`` fail without it; stored answers that hold
+    either or show one of ``memory_ids`` are redacted to `{"id", "state": "forgotten"}`.
+    Returns (jobs failed, answers redacted)."""
+    failed = session.execute(_FAIL_MENTIONING, {"needle": needle, "key_id": key_id})
     redacted = session.execute(_REDACT_MENTIONING, {
-        "needle": needle, "ids": [str(i) for i in memory_ids]})
+        "needle": needle, "key_id": key_id, "ids": [str(i) for i in memory_ids]})
     return (int(getattr(failed, "rowcount", 0) or 0),
             int(getattr(redacted, "rowcount", 0) or 0))
 

@@ -66,10 +66,12 @@ class Started:
 def start(session: Session, *, tenant_id: uuid.UUID, operation_id: uuid.UUID) -> Started | None:
     """Mark the operation running and read its body; None when there is nothing to do."""
     operation = _locked(session, tenant_id=tenant_id, operation_id=operation_id)
-    if operation is None or operation.status in operations.FINISHED or (
-            operation.request_payload is None):
+    if operation is None or operation.status in operations.FINISHED:
         return None
-    body = IngestBody.model_validate(operation.request_payload)
+    payload = operations.payload_of(operation)
+    if payload is None:
+        return None
+    body = IngestBody.model_validate(payload)
     operations.mark_running(session, operation)
     detect = settings.get(session, tenant_id=tenant_id).detect_forget_requests
     return Started(body=body, detect_forget_requests=detect)

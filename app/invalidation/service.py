@@ -59,7 +59,7 @@ def invalidate(session: Session, *, tenant_id: uuid.UUID, operation_id: uuid.UUI
                                     kind=KIND)
     if operation is None or operation.status in operations.FINISHED:
         return False
-    key = str((operation.request_payload or {}).get("key", ""))
+    key = str((operations.payload_of(operation) or {}).get("key", ""))
     suspected = invalidate_key(session, tenant_id=tenant_id, key=key)
     operations.succeed(session, operation, {"suspected": suspected, "key": key})
     return True

@@ -58,7 +58,7 @@ def run_step(session: Session, *, tenant_id: uuid.UUID, operation_id: uuid.UUID,
     operation = operations.lock_job(session, tenant_id=tenant_id, operation_id=operation_id)
     if operation is None or operation.status in operations.FINISHED:
         return Step.finished_before
-    job = Job(str((operation.request_payload or {}).get("job")))
+    job = Job(str((operations.payload_of(operation) or {}).get("job")))
     batch = step(session, tenant_id=tenant_id, job=job, now=now, batch_size=batch_size)
     result: dict[str, Any] = dict(operation.result or {"job": job.value})
     for name, ids in batch.moved.items():

@@ -82,9 +82,11 @@ def test_after_an_erasure_no_table_holds_anything_of_the_subject(
     assert done["status"] == "completed" and done["subject"] is None
     assert done["vacuumed_at"] is not None
     receipt = done["receipt"]
+    # Stored answers: the keyed create's, and the pending ingestion's 202 (sealed under the
+    # subject's key, as every answer to a request about the subject is).
     assert receipt["counts"] == {
         "memories": 2, "versions": 5, "derived_memories": 2, "retractions": 1,
-        "operations": 1, "idempotency_records": 1, "artifacts": 1, "source_exclusions": 1,
+        "operations": 1, "idempotency_records": 2, "artifacts": 1, "source_exclusions": 1,
         "access_exports": 1}
     assert set(receipt["tombstoned"]) == {seeded["home"], seeded["allergy"],
                                           seeded["derived"], seeded["deeper"]}

@@ -22,12 +22,16 @@ def accepted(api: Any, headers: dict[str, str], key: str, body: dict[str, Any]) 
 
 
 def operation(owner_conn: Any, operation_id: str) -> dict[str, Any]:
+    """The row, its payload opened with its subject's key (`stored_payload`: as stored)."""
+    from app.idempotency import sealing
+
     row = owner_conn.execute(
-        "SELECT status, result, error, request_payload, response_status FROM operation "
-        "WHERE id = %s", (operation_id,)).fetchone()
+        "SELECT status, result, error, request_payload, response_status, tenant_id "
+        "FROM operation WHERE id = %s", (operation_id,)).fetchone()
     assert row is not None, "no such operation"
-    return {"status": row[0], "result": row[1], "error": row[2], "request_payload": row[3],
-            "response_status": row[4]}
+    return {"status": row[0], "result": row[1], "error": row[2],
+            "request_payload": sealing.open_payload(row[5], uuid.UUID(operation_id), row[3]),
+            "stored_payload": row[3], "response_status": row[4]}
 
 
 def operation_text(owner_conn: Any) -> str:

@@ -86,6 +86,10 @@ def test_accepts_with_202_a_queued_operation_holding_the_items(
     assert stored["response_status"] == 202
     # Unset fields stay unset: a slot write keeps what an item does not name.
     assert stored["request_payload"]["memories"][1] == {"text": "Plays the oboe."}
+    # Stored sealed under the subject's key: neither the text nor the subject readable.
+    assert set(stored["stored_payload"]) == {"sealed", "key"}
+    assert "oboe" not in str(stored["stored_payload"]) and SUBJECT not in str(
+        stored["stored_payload"])
     read = client.get(f"/v1/operations/{body['operation_id']}", headers=tenant["app"])
     assert read.status_code == 200
     assert read.json()["status"] == "queued" and read.json()["kind"] == "ingest"

@@ -55,8 +55,15 @@ def _without_texts(body: Any) -> Any:
     return body
 
 
-def _replays_without_texts(request: Request) -> None:
-    route.current(request).redact = _without_texts
+def _replays_without_texts(body: Mem0Add, request: Request) -> None:
+    work = route.current(request)
+    work.redact = _without_texts
+    work.subject = translate.subject_of(body)  # its stored answer is sealed under its key
+
+
+def _about_scope(query: Annotated[Mem0Scope, Query()], request: Request) -> None:
+    # `?user_id=` names the subject: the stored answer is sealed under its key.
+    route.current(request).subject = translate.subject_of(query)
 
 
 def _prepared_add(body: Mem0Add, principal: AppWriter) -> list[PreparedRemember]:
@@ -130,6 +137,7 @@ LOCATION = {"Location": {"description": "The erasure request, to poll.",
 
 
 @router.delete("/memories", status_code=status.HTTP_202_ACCEPTED,
+               dependencies=[Depends(_about_scope)],
                response_model=Mem0ErasureRequested, responses={
     202: {"description": "An erasure of the user was filed.", "headers": LOCATION},
     200: {"model": Mem0ErasureRequested | Mem0RunClosed,

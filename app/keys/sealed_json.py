@@ -1,0 +1,58 @@
+"""JSON values sealed under a data key, stored in place of the plain value.
+
+What an operation keeps (a stored answer, a job's payload) and an access export are JSON the
+database never reads inside, so each is kept as `{"sealed": <base64>, "key": <key_id>}`:
+the key ID lets a reader open it without knowing the subject, and lets an erasure find what
+it must drop (the ID is a keyed digest: it names no subject). A value of no subject (a
+tenant's settings answer) is sealed under a key derived from the tenant's own key, `key`
+`"tenant"`, so nothing is stored readable either way.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import uuid
+from typing import Any
+
+from app.keys import tenant_keys
+from app.keys.configured import key_store
+from app.keys.errors import KeyDestroyed
+from app.keys.subjects import SubjectKey, subject_key
+
+SEALED = "sealed"
+KEY = "key"
+TENANT_KEY_ID = "tenant"
+
+
+def seal(tenant_id: uuid.UUID, subject: str | None, value: Any, *, aad: bytes) -> dict[str, str]:
+    """``value`` sealed under the (tenant, subject) data key, or the tenant's sealing key
+    when ``subject`` is None."""
+    key = subject_key(tenant_id, subject) if subject is not None else _tenant_key(tenant_id)
+    plaintext = json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    return {SEALED: base64.b64encode(key.seal(plaintext, aad=aad)).decode("ascii"),
+            KEY: key.key_id}
+
+
+def is_sealed(node: Any) -> bool:
+    return isinstance(node, dict) and isinstance(node.get(SEALED), str) and KEY in node
+
+
+def open_value(tenant_id: uuid.UUID, node: dict[str, Any], *, aad: bytes) -> Any:
+    """The value ``node`` seals; `KeyDestroyed` once its key is gone (an erasure), `Tampered`
+    when it does not authenticate (altered, or moved from another row)."""
+    key = _key_by_id(tenant_id, str(node[KEY]))
+    return json.loads(key.open(base64.b64decode(node[SEALED]), aad=aad))
+
+
+def _key_by_id(tenant_id: uuid.UUID, key_id: str) -> SubjectKey:
+    if key_id == TENANT_KEY_ID:
+        return _tenant_key(tenant_id)
+    raw = key_store().load(tenant_id, key_id)
+    if raw is None:  # never created, or a restored copy of what an erasure destroyed
+        raise KeyDestroyed("no such data key")
+    return SubjectKey(key_id, raw)
+
+
+def _tenant_key(tenant_id: uuid.UUID) -> SubjectKey:
+    return SubjectKey(TENANT_KEY_ID, tenant_keys.derived(tenant_id, b"sealed-json"))
