@@ -57,6 +57,7 @@ def _unavailable_on_os_error() -> Iterator[None]:
 class FileKeyStore:
     def __init__(self, root: Path) -> None:
         self.root = root
+        self._root = str(root)
         self._keks: dict[str, bytes] = {}
         self._seen = False
         self._init_lock = threading.Lock()
@@ -181,9 +182,10 @@ class FileKeyStore:
                 return key
 
     def present(self, tenant_id: uuid.UUID, name: str) -> bool:
-        with _unavailable_on_os_error():
-            return (self._entry(tenant_id, name).exists()
-                    and not self._entry(tenant_id, name, ".destroyed").exists())
+        # One stat: a destruction writes its tombstone, then removes the entry, so between the
+        # two a key is still usable for the milliseconds the erasure has not yet returned.
+        # Strings, not Paths: this runs on every use of a cached key.
+        return os.path.exists(f"{self._root}/tenants/{tenant_id}/{name}.key")
 
     def destroy(self, tenant_id: uuid.UUID, name: str) -> datetime:
         with _unavailable_on_os_error():
@@ -233,9 +235,12 @@ class FileKeyStore:
                 progress(step)
                 for tenant_id, name in found:
                     path = self._entry(tenant_id, name)
-                    disk.replace(path, self._wrap(self._unwrap(path.read_bytes())))
+                    disk.replace(path, self._wrap(self._unwrap(path.read_bytes())), sync=False)
                     step = RotationStep(kek_id=kek_id, done=step.done + 1, total=len(found))
                     progress(step)
+                # Every new entry durable before any old KEK goes.
+                for folder in {self._tenant_folder(tenant_id) for tenant_id, _ in found}:
+                    disk.sync_folder(folder)
                 for old in self._kek_folder.glob("*.kek"):
                     if old.name != f"{kek_id}.kek":
                         disk.shred(old)
