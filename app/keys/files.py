@@ -95,7 +95,7 @@ class FileKeyStore:
         with self._init_lock:
             if self._seen:
                 raise KeyStoreUnavailable()  # it was here and is gone: never start again
-            if (self.root / "tenants").exists() and any((self.root / "tenants").iterdir()):
+            if self._listed():
                 log.error("key store holds entries but no current KEK: refusing to create one")
                 raise KeyStoreUnavailable()
             self.root.parent.mkdir(parents=True, exist_ok=True)
@@ -215,11 +215,13 @@ class FileKeyStore:
     def entries(self) -> Iterator[tuple[uuid.UUID, str]]:
         with _unavailable_on_os_error():
             self._require_root()
-            tenants = self.root / "tenants"
-            folders = sorted(tenants.iterdir()) if tenants.exists() else []
-            found = [(uuid.UUID(folder.name), path.name.removesuffix(".key"))
-                     for folder in folders for path in sorted(folder.glob("*.key"))]
-        return iter(found)
+            return iter(self._listed())
+
+    def _listed(self) -> list[tuple[uuid.UUID, str]]:
+        tenants = self.root / "tenants"
+        folders = sorted(tenants.iterdir()) if tenants.exists() else []
+        return [(uuid.UUID(folder.name), path.name.removesuffix(".key"))
+                for folder in folders for path in sorted(folder.glob("*.key"))]
 
     # -- rotation and checks -----------------------------------------------------------------
     def rotate(self, progress: Callable[[RotationStep], None]) -> RotationStep:
@@ -249,11 +251,13 @@ class FileKeyStore:
 
     def check(self) -> str:
         # Plain errors with their reasons, not KeyStoreUnavailable: `lethe doctor` prints them.
-        if not self.root.is_dir():
+        if self.root.exists() and not self.root.is_dir():
             raise RuntimeError(f"{self.root} is not a folder")
         current = self._kek_folder / "current"
         if not current.is_file():
-            raise RuntimeError(f"no current KEK in {self.root} (created on first use)")
+            if self._listed():
+                raise RuntimeError(f"{self.root} holds wrapped keys but no current KEK")
+            return f"{self.describe()}: empty, its KEK is created on first use"
         kek_id = current.read_text().strip()
         if not self._kek_path(kek_id).is_file():
             raise RuntimeError(f"the current KEK {kek_id} is missing: wrapped keys cannot open")
@@ -262,10 +266,10 @@ class FileKeyStore:
                  if os.stat(path).st_mode & 0o077]
         if loose:
             raise RuntimeError(f"readable by others than the owner: {', '.join(loose)}")
+        listed = self._listed()
         kek_ids = {json.loads(self._entry(tenant_id, name).read_bytes())["kek"]
-                   for tenant_id, name in self.entries()}
+                   for tenant_id, name in listed}
         orphaned = sorted(kek for kek in kek_ids if not self._kek_path(kek).is_file())
         if orphaned:
             raise RuntimeError(f"entries wrapped under missing KEKs: {', '.join(orphaned)}")
-        count = sum(1 for _ in self.entries())
-        return f"{self.describe()}, KEK {kek_id}, {count} wrapped keys"
+        return f"{self.describe()}, KEK {kek_id}, {len(listed)} wrapped keys"
