@@ -76,6 +76,23 @@ def model(_runtime: Runtime) -> str:
     return f"loads offline, {len(vector)} dimensions in {time.monotonic() - started:.1f} s"
 
 
+def key_store(runtime: Runtime) -> str:
+    """The store is readable and private, and holds the key of every tenant in the database
+    (a store that lost one, or the wrong `LETHE_KEY_STORE`, answers every request 503)."""
+    from app.keys.configured import key_store as configured
+    from app.keys.store import TENANT_ENTRY
+
+    store = configured()
+    summary = store.check()
+    with psycopg.connect(_libpq(runtime.owner_url), connect_timeout=5) as conn:
+        tenants = [row[0] for row in conn.execute("SELECT id FROM tenant").fetchall()]
+    missing = [tenant for tenant in tenants if not store.present(tenant, TENANT_ENTRY)]
+    if missing:
+        raise RuntimeError(f"{len(missing)} of {len(tenants)} tenants have no key in the "
+                           f"{store.describe()}: is LETHE_KEY_STORE right?")
+    return f"{summary}, every tenant's key present"
+
+
 def disk(min_free_gb: float) -> Check:
     def check(_runtime: Runtime) -> str:
         from app.core.config import get_settings
@@ -112,7 +129,7 @@ def register(cli: typer.Typer) -> None:
     def doctor(
         min_free_gb: Annotated[float, typer.Option(help="free disk the data folder needs")] = 1.0,
     ) -> int:
-        """Check the database, pgvector, migrations, broker, model and disk."""
+        """Check the database, pgvector, migrations, broker, key store, model and disk."""
         return run({"database": database, "pgvector": pgvector,
-                    "migrations": migrations_current, "broker": broker, "model": model,
-                    "disk": disk(min_free_gb)})
+                    "migrations": migrations_current, "broker": broker,
+                    "key store": key_store, "model": model, "disk": disk(min_free_gb)})

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 import typer
 
-from app.cli import agents, audit, data, doctor, ops, processes, receipts, staff, tenants
+from app.cli import agents, audit, data, doctor, keys, ops, processes, receipts, staff, tenants
 from app.core import runtime
 
 cli = typer.Typer(name="lethe", help="Lethe memory service.", no_args_is_help=True,
@@ -19,6 +19,7 @@ cli.add_typer(staff.group, name="staff")
 cli.add_typer(receipts.group, name="receipts")
 cli.add_typer(tenants.group, name="tenants")
 cli.add_typer(audit.group, name="audit")
+cli.add_typer(keys.group, name="keys")
 
 
 def main(argv: list[str] | None = None) -> int:

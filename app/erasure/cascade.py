@@ -16,6 +16,10 @@
    sources (excluded by keyed digest only), and the subject and source names on the
    tombstones. The request ends `on_hold` (a hold kept something), `awaiting_artifacts`
    (artifacts have not acknowledged) or `completed`; a vacuum of the touched tables follows.
+4. `complete`: the subject's data key is destroyed in the key store, so every copy of what
+   was sealed under it (pages, WAL, replicas, backups) becomes unreadable at once. Never
+   while a hold keeps any of the subject's memories: an `on_hold` request keeps the key, and
+   destroys it when it resumes and completes.
 
 A released hold resumes `on_hold` requests (`resume`); the last acknowledged artifact settles
 an `awaiting_artifacts` one (`settle`); the beat's sweep catches what a lost message missed.
@@ -191,9 +195,11 @@ def erase_rest(session: Session, request: ErasureRequest) -> None:
 
 
 def complete(session: Session, request: ErasureRequest) -> None:
-    """Completed: the released holds that named the subject lose its name, the request keeps
-    only the digest, and `erasure.completed` is announced."""
+    """Completed: the subject's data key is destroyed, the released holds that named the
+    subject lose its name, the request keeps only the digest, and `erasure.completed` is
+    announced."""
     if request.subject is not None:
+        _destroy_data_key(session, request, request.subject)
         key = digests.key_of(session, request.tenant_id)
         own = store.done(session, request_id=request.id, own_only=True)
         plain = memories.sources_of(session, tenant_id=request.tenant_id, ids=own)
@@ -207,6 +213,27 @@ def complete(session: Session, request: ErasureRequest) -> None:
                                   "subject_digest": request.subject_digest,
                                   "completed_at": (request.completed_at
                                                    or utcnow()).isoformat()}])
+
+
+def _destroy_data_key(session: Session, request: ErasureRequest, subject: str) -> None:
+    """Destroy the subject's data key, recording its ID and time on the request (the
+    receipt's `data_key`). Before the status moves: the plain subject that names the key is
+    dropped with it, and a crash after the destruction reruns this harmlessly (destroying
+    again answers the first time)."""
+    tenant_id = request.tenant_id
+    request.data_key_id = subject_keys.key_id_of(tenant_id, subject)
+    # The plan's holds already stopped the request short of here; what is left is a memory
+    # written while artifacts were acknowledging, which the plan never saw. If a hold keeps
+    # one, its content must stay readable: the key stays and the receipt says so.
+    written_since = [memory_id for memory_id, memory in memories.lock(
+        session, tenant_id=tenant_id,
+        ids=memories.ids_of_subject(session, tenant_id=tenant_id, subject=subject)).items()
+        if memory.state != MemoryState.forgotten]
+    if memories.held_by(session, tenant_id=tenant_id, ids=written_since):
+        return
+    request.data_key_id, request.key_destroyed_at = subject_keys.destroy_subject_key(
+        tenant_id, subject)
+    session.add(request)
 
 
 def settle(session: Session, *, tenant_id: uuid.UUID, request_id: uuid.UUID) -> str:

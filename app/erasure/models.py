@@ -73,6 +73,10 @@ class ErasureRequest(SQLModel, table=True):
                                                             server_default="0"))
     progress_total: int = Field(default=0, sa_column=Column(Integer, nullable=False,
                                                              server_default="0"))
+    # The subject's data key, destroyed once the cascade completed (`app/keys/`): kept here
+    # because the plain subject that names the key is gone by then.
+    data_key_id: str | None = Field(default=None, sa_column=Column(String(64)))
+    key_destroyed_at: datetime | None = timestamp_field(nullable=True)
     # What the cascade did so far, as the receipt reports it (IDs and counts only).
     counts: dict[str, int] = Field(default_factory=dict,
                                    sa_column=Column(JSONB, nullable=False, server_default="{}"))

@@ -2,7 +2,8 @@
 
 Built on read rather than stored, so it always says what the records say now (an artifact
 acknowledged later shows up); the signature covers exactly what is served. It names IDs,
-counts, times and the subject's digest: nothing an auditor could not be shown.
+counts, times, the subject's digest and its destroyed data key's ID: nothing an auditor could
+not be shown.
 """
 
 from __future__ import annotations
@@ -44,6 +45,8 @@ def build(session: Session, request: ErasureRequest) -> Receipt:
         "artifacts": [ReceiptArtifact(id=str(a.id), status=a.status,
                                       acknowledged_at=_iso(a.acknowledged_at)).model_dump()
                       for a in artifacts],
+        "data_key": {"key_id": request.data_key_id,
+                     "key_destroyed_at": _iso(request.key_destroyed_at)},
     }
     return Receipt.model_validate(signing.sign(body))
 

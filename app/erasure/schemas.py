@@ -66,9 +66,18 @@ class ReceiptArtifact(BaseModel):
     acknowledged_at: str | None
 
 
+class ReceiptDataKey(BaseModel):
+    """The subject's data key: destroyed once the cascade completed, unless a hold kept a
+    memory of the subject (then `key_destroyed_at` stays null)."""
+
+    key_id: str | None = Field(description="The data key's ID in the key store (it reveals "
+                                           "nothing of the subject); null before completion.")
+    key_destroyed_at: str | None = Field(description="When the key store destroyed it.")
+
+
 class Receipt(BaseModel):
-    """What was erased, what a hold kept, which artifacts acknowledged; signed (Ed25519 over
-    the RFC 8785 canonical JSON without `signature`)."""
+    """What was erased, what a hold kept, which artifacts acknowledged, which data key was
+    destroyed; signed (Ed25519 over the RFC 8785 canonical JSON without `signature`)."""
 
     request_id: str
     tenant_id: str
@@ -81,6 +90,7 @@ class Receipt(BaseModel):
     tombstoned: list[str]
     held: list[HeldItem]
     artifacts: list[ReceiptArtifact]
+    data_key: ReceiptDataKey
     key_id: str
     signature: str
 

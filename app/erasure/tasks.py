@@ -16,6 +16,7 @@ from app.core.celery_app import celery_app
 from app.core.config import get_settings
 from app.core.jobs import enqueue_job
 from app.erasure import cascade, service
+from app.keys.errors import KeyStoreUnavailable
 from app.tenants import service as tenants
 
 log = logging.getLogger(__name__)
@@ -51,7 +52,10 @@ def run(self: Task[Any, Any], request_id: str, tenant_id: str) -> str:
     except Exception as exc:
         retries = int(self.request.retries or 0)
         # Only class names: database error messages quote parameters (the subject).
-        if db.is_transient(exc) and retries < MAX_RETRIES:
+        # A key store that cannot be read now (a remount, a KMS restart) is retried like a
+        # database that went away: the cascade goes on from its checkpoint.
+        transient = db.is_transient(exc) or isinstance(exc, KeyStoreUnavailable)
+        if transient and retries < MAX_RETRIES:
             log.warning("erasure %s: transient %s; retry %d", request, type(exc).__name__,
                         retries + 1)
             raise self.retry(exc=TransientError(type(exc).__name__),

@@ -10,7 +10,7 @@ from app.keys.files import FileKeyStore
 from app.keys.store import KeyStore
 
 _lock = threading.Lock()
-_stores: dict[Path, KeyStore] = {}
+_stores: dict[tuple[Path | None, Path], KeyStore] = {}
 
 
 def store_path() -> Path:
@@ -20,9 +20,20 @@ def store_path() -> Path:
 
 def key_store() -> KeyStore:
     """This installation's key store, one object per folder and process."""
-    path = store_path()
+    settings = get_settings()
+    # Found by the settings as given: resolving the path is a walk of the file system, and
+    # this runs on every use of a cached key.
+    found = _stores.get((settings.key_store, settings.data_dir))
+    if found is not None:
+        return found
     with _lock:
-        store = _stores.get(path)
-        if store is None:
-            store = _stores[path] = FileKeyStore(path)
+        store = _stores.setdefault((settings.key_store, settings.data_dir),
+                                   _shared(store_path()))
     return store
+
+
+def _shared(path: Path) -> KeyStore:
+    for store in _stores.values():
+        if isinstance(store, FileKeyStore) and store.root == path:
+            return store
+    return FileKeyStore(path)

@@ -60,9 +60,10 @@ def create_new(path: Path, data: bytes) -> bool:
     return created
 
 
-def replace(path: Path, data: bytes) -> None:
+def replace(path: Path, data: bytes, *, sync: bool = True) -> None:
     """Write ``path`` whole, replacing it atomically. The replaced bytes are not overwritten:
-    use this only where they are worthless without a key that is destroyed next (rotation)."""
+    use this only where they are worthless without a key that is destroyed next (rotation).
+    Without ``sync`` the caller syncs the folder before it relies on the new file."""
     temporary = _temporary(path.parent, data)
     try:
         os.replace(temporary, path)
@@ -70,7 +71,8 @@ def replace(path: Path, data: bytes) -> None:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(temporary)
         raise
-    sync_folder(path.parent)
+    if sync:
+        sync_folder(path.parent)
 
 
 def shred(path: Path) -> bool:

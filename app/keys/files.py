@@ -57,6 +57,7 @@ def _unavailable_on_os_error() -> Iterator[None]:
 class FileKeyStore:
     def __init__(self, root: Path) -> None:
         self.root = root
+        self._root = str(root)
         self._keks: dict[str, bytes] = {}
         self._seen = False
         self._init_lock = threading.Lock()
@@ -94,7 +95,7 @@ class FileKeyStore:
         with self._init_lock:
             if self._seen:
                 raise KeyStoreUnavailable()  # it was here and is gone: never start again
-            if (self.root / "tenants").exists() and any((self.root / "tenants").iterdir()):
+            if self._listed():
                 log.error("key store holds entries but no current KEK: refusing to create one")
                 raise KeyStoreUnavailable()
             self.root.parent.mkdir(parents=True, exist_ok=True)
@@ -181,9 +182,10 @@ class FileKeyStore:
                 return key
 
     def present(self, tenant_id: uuid.UUID, name: str) -> bool:
-        with _unavailable_on_os_error():
-            return (self._entry(tenant_id, name).exists()
-                    and not self._entry(tenant_id, name, ".destroyed").exists())
+        # One stat: a destruction writes its tombstone, then removes the entry, so between the
+        # two a key is still usable for the milliseconds the erasure has not yet returned.
+        # Strings, not Paths: this runs on every use of a cached key.
+        return os.path.exists(f"{self._root}/tenants/{tenant_id}/{name}.key")
 
     def destroy(self, tenant_id: uuid.UUID, name: str) -> datetime:
         with _unavailable_on_os_error():
@@ -213,11 +215,13 @@ class FileKeyStore:
     def entries(self) -> Iterator[tuple[uuid.UUID, str]]:
         with _unavailable_on_os_error():
             self._require_root()
-            tenants = self.root / "tenants"
-            folders = sorted(tenants.iterdir()) if tenants.exists() else []
-            found = [(uuid.UUID(folder.name), path.name.removesuffix(".key"))
-                     for folder in folders for path in sorted(folder.glob("*.key"))]
-        return iter(found)
+            return iter(self._listed())
+
+    def _listed(self) -> list[tuple[uuid.UUID, str]]:
+        tenants = self.root / "tenants"
+        folders = sorted(tenants.iterdir()) if tenants.exists() else []
+        return [(uuid.UUID(folder.name), path.name.removesuffix(".key"))
+                for folder in folders for path in sorted(folder.glob("*.key"))]
 
     # -- rotation and checks -----------------------------------------------------------------
     def rotate(self, progress: Callable[[RotationStep], None]) -> RotationStep:
@@ -233,9 +237,12 @@ class FileKeyStore:
                 progress(step)
                 for tenant_id, name in found:
                     path = self._entry(tenant_id, name)
-                    disk.replace(path, self._wrap(self._unwrap(path.read_bytes())))
+                    disk.replace(path, self._wrap(self._unwrap(path.read_bytes())), sync=False)
                     step = RotationStep(kek_id=kek_id, done=step.done + 1, total=len(found))
                     progress(step)
+                # Every new entry durable before any old KEK goes.
+                for folder in {self._tenant_folder(tenant_id) for tenant_id, _ in found}:
+                    disk.sync_folder(folder)
                 for old in self._kek_folder.glob("*.kek"):
                     if old.name != f"{kek_id}.kek":
                         disk.shred(old)
@@ -244,11 +251,13 @@ class FileKeyStore:
 
     def check(self) -> str:
         # Plain errors with their reasons, not KeyStoreUnavailable: `lethe doctor` prints them.
-        if not self.root.is_dir():
+        if self.root.exists() and not self.root.is_dir():
             raise RuntimeError(f"{self.root} is not a folder")
         current = self._kek_folder / "current"
         if not current.is_file():
-            raise RuntimeError(f"no current KEK in {self.root} (created on first use)")
+            if self._listed():
+                raise RuntimeError(f"{self.root} holds wrapped keys but no current KEK")
+            return f"{self.describe()}: empty, its KEK is created on first use"
         kek_id = current.read_text().strip()
         if not self._kek_path(kek_id).is_file():
             raise RuntimeError(f"the current KEK {kek_id} is missing: wrapped keys cannot open")
@@ -257,10 +266,10 @@ class FileKeyStore:
                  if os.stat(path).st_mode & 0o077]
         if loose:
             raise RuntimeError(f"readable by others than the owner: {', '.join(loose)}")
+        listed = self._listed()
         kek_ids = {json.loads(self._entry(tenant_id, name).read_bytes())["kek"]
-                   for tenant_id, name in self.entries()}
+                   for tenant_id, name in listed}
         orphaned = sorted(kek for kek in kek_ids if not self._kek_path(kek).is_file())
         if orphaned:
             raise RuntimeError(f"entries wrapped under missing KEKs: {', '.join(orphaned)}")
-        count = sum(1 for _ in self.entries())
-        return f"{self.describe()}, KEK {kek_id}, {count} wrapped keys"
+        return f"{self.describe()}, KEK {kek_id}, {len(listed)} wrapped keys"

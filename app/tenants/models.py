@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import enum
-import secrets
 import uuid
 from datetime import datetime
 
-from sqlalchemy import Column, Enum, ForeignKey, LargeBinary, String
+from sqlalchemy import Column, Enum, ForeignKey, String
 from sqlmodel import Field, SQLModel
 
 from app.core.models import timestamp_field
@@ -24,10 +23,8 @@ class Tenant(SQLModel, table=True):
     id: uuid.UUID = Field(default_factory=uuid.uuid4, primary_key=True)
     name: str = Field(sa_column=Column(String(200), nullable=False))
     created_at: datetime = timestamp_field()
-    # The key of the tenant's keyed digests (`app/tenants/digests.py`): what an erasure leaves
-    # of a subject or source is its HMAC under this key, never the plain string.
-    digest_key: bytes = Field(default_factory=lambda: secrets.token_bytes(32),
-                              sa_column=Column(LargeBinary, nullable=False))
+    # The key of the tenant's keyed digests is not here: it lives in the key store
+    # (`app/keys/tenant_keys.py`), so no dump of this table can check guessed subjects.
 
 
 class ApiKey(SQLModel, table=True):

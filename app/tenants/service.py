@@ -9,6 +9,7 @@ from sqlalchemy import Connection, text
 from sqlmodel import Session, col, select
 
 from app.core import db, security, uow
+from app.keys import tenant_keys
 from app.tenant_settings import service as tenant_settings
 from app.tenants import key_store
 from app.tenants.models import Role, Tenant
@@ -46,6 +47,9 @@ def create_tenant(
     tenant = Tenant(id=tenant_id, name=name)
     session.add(tenant)
     session.flush()
+    # Before the commit: a tenant must never exist without its key. A rolled-back creation
+    # leaves a key that names no tenant, which opens nothing.
+    tenant_keys.create_tenant_key(tenant_id)
     keys = {role: key_store.add(session, tenant_id=tenant_id, role=role)[1] for role in Role}
     tenant_settings.create_defaults(session, tenant_id=tenant_id)
     session.flush()

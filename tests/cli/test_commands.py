@@ -93,7 +93,7 @@ def test_audit_verify_passes_and_fails_on_a_broken_chain(
 def test_doctor_reports_each_check_and_fails_when_one_does() -> None:
     healthy = lethe("doctor", "--min-free-gb", "0")
     assert healthy.returncode == 0, healthy.stdout + healthy.stderr
-    for name in ("database", "pgvector", "migrations", "broker", "model", "disk"):
+    for name in ("database", "pgvector", "migrations", "broker", "key store", "model", "disk"):
         assert f"ok    {name}: " in healthy.stdout
     assert "PostgreSQL 18" in healthy.stdout and "pgvector 0." in healthy.stdout
     short = lethe("doctor", "--min-free-gb", "1000000")

@@ -9,18 +9,25 @@ from pathlib import Path
 
 import pytest
 
-from app.keys import subjects
+from app.keys import subjects, tenant_keys
 from app.keys.configured import key_store
 from app.keys.errors import KeyDestroyed, KeyStoreUnavailable, Tampered
 from app.keys.files import FileKeyStore
 from app.keys.subjects import open_text, row_aad, seal_text, subject_key
 
 ROW = uuid.uuid4()
+
+
+def new_tenant() -> uuid.UUID:
+    """A tenant's ID with its key in the store, as creating the tenant leaves it."""
+    tenant_id = uuid.uuid4()
+    tenant_keys.create_tenant_key(tenant_id)
+    return tenant_id
 AAD = row_aad("memory_version", ROW, "text")
 
 
 def test_sealed_text_opens_under_its_row_and_is_not_plaintext(store_folder: Path) -> None:
-    key = subject_key(uuid.uuid4(), "alice@example.com")
+    key = subject_key(new_tenant(), "alice@example.com")
     sealed = seal_text(key, "prefers tea", aad=AAD)
     assert b"prefers tea" not in sealed
     assert open_text(key, sealed, aad=AAD) == "prefers tea"
@@ -28,7 +35,7 @@ def test_sealed_text_opens_under_its_row_and_is_not_plaintext(store_folder: Path
 
 
 def test_altered_ciphertext_is_refused(store_folder: Path) -> None:
-    key = subject_key(uuid.uuid4(), "alice")
+    key = subject_key(new_tenant(), "alice")
     sealed = bytearray(key.seal(b"prefers tea", aad=AAD))
     sealed[20] ^= 1
     with pytest.raises(Tampered):
@@ -38,7 +45,7 @@ def test_altered_ciphertext_is_refused(store_folder: Path) -> None:
 
 
 def test_ciphertext_moved_to_another_row_or_column_is_refused(store_folder: Path) -> None:
-    key = subject_key(uuid.uuid4(), "alice")
+    key = subject_key(new_tenant(), "alice")
     sealed = key.seal(b"prefers tea", aad=AAD)
     with pytest.raises(Tampered):
         key.open(sealed, aad=row_aad("memory_version", uuid.uuid4(), "text"))
@@ -49,7 +56,7 @@ def test_ciphertext_moved_to_another_row_or_column_is_refused(store_folder: Path
 
 
 def test_one_tenants_key_never_opens_another_tenants_rows(store_folder: Path) -> None:
-    acme, globex = uuid.uuid4(), uuid.uuid4()
+    acme, globex = new_tenant(), new_tenant()
     ours, theirs = subject_key(acme, "alice"), subject_key(globex, "alice")
     assert ours.key_id != theirs.key_id
     sealed = ours.seal(b"prefers tea", aad=AAD)
@@ -64,7 +71,7 @@ def test_one_tenants_key_never_opens_another_tenants_rows(store_folder: Path) ->
 def test_the_key_is_stable_and_its_id_reveals_nothing_of_the_subject(
     store_folder: Path,
 ) -> None:
-    tenant = uuid.uuid4()
+    tenant = new_tenant()
     key = subject_key(tenant, "alice@example.com")
     sealed = key.seal(b"x", aad=AAD)
     subjects.forget_cached()
@@ -76,7 +83,7 @@ def test_the_key_is_stable_and_its_id_reveals_nothing_of_the_subject(
 
 
 def test_term_hashes_are_keyed_and_deterministic(store_folder: Path) -> None:
-    tenant = uuid.uuid4()
+    tenant = new_tenant()
     key = subject_key(tenant, "alice")
     assert key.term("tea") == key.term("tea")
     assert len(key.term("tea")) == 32 and int(key.term("tea"), 16) >= 0
@@ -86,11 +93,11 @@ def test_term_hashes_are_keyed_and_deterministic(store_folder: Path) -> None:
 
 def test_absent_key_without_create_is_a_lookup_error(store_folder: Path) -> None:
     with pytest.raises(LookupError):
-        subject_key(uuid.uuid4(), "nobody", create=False)
+        subject_key(new_tenant(), "nobody", create=False)
 
 
 def test_concurrent_first_uses_agree_on_one_key(store_folder: Path) -> None:
-    tenant = uuid.uuid4()
+    tenant = new_tenant()
     subject_key(tenant, "warm-up")  # the tenant key exists; the race is the data key's
     found: list[subjects.SubjectKey] = []
 
@@ -115,7 +122,7 @@ def key_in_another_process(folder: Path, tenant: uuid.UUID, subject: str) -> sub
 
 
 def test_destroyed_key_opens_nothing_and_cannot_come_back(store_folder: Path) -> None:
-    tenant = uuid.uuid4()
+    tenant = new_tenant()
     key = subject_key(tenant, "alice")
     sealed = key.seal(b"prefers tea", aad=AAD)
     key_id, destroyed_at = subjects.destroy_subject_key(tenant, "alice")
@@ -132,7 +139,7 @@ def test_destroyed_key_opens_nothing_and_cannot_come_back(store_folder: Path) ->
 
 
 def test_files_after_destruction_hold_no_key_bytes(store_folder: Path) -> None:
-    tenant = uuid.uuid4()
+    tenant = new_tenant()
     key = subject_key(tenant, "alice")
     raw = key._key
     entry = next(store_folder.rglob(f"{key.key_id}.key"))
@@ -149,7 +156,7 @@ def test_files_after_destruction_hold_no_key_bytes(store_folder: Path) -> None:
 def test_destruction_in_another_process_stops_this_ones_cached_key(
     store_folder: Path,
 ) -> None:
-    tenant = uuid.uuid4()
+    tenant = new_tenant()
     subject_key(tenant, "alice")  # cached here
     FileKeyStore(store_folder).destroy(tenant, subjects.key_id_of(tenant, "alice"))
     with pytest.raises(KeyDestroyed):
@@ -157,7 +164,7 @@ def test_destruction_in_another_process_stops_this_ones_cached_key(
 
 
 def test_store_files_are_private(store_folder: Path) -> None:
-    subject_key(uuid.uuid4(), "alice")
+    subject_key(new_tenant(), "alice")
     for path in [store_folder, *store_folder.rglob("*")]:
         mode = stat.S_IMODE(path.stat().st_mode)
         assert mode & 0o077 == 0, (path, oct(mode))
@@ -167,7 +174,14 @@ def test_store_files_are_private(store_folder: Path) -> None:
 def test_a_store_path_that_is_a_file_is_unavailable(store_folder: Path) -> None:
     store_folder.write_bytes(b"not a folder")
     with pytest.raises(KeyStoreUnavailable):
+        tenant_keys.create_tenant_key(uuid.uuid4())
+
+
+def test_a_tenant_whose_key_the_store_lacks_gets_no_new_one(store_folder: Path) -> None:
+    """The wrong store, or one that lost the entry: new keys would open nothing written."""
+    with pytest.raises(KeyStoreUnavailable):
         subject_key(uuid.uuid4(), "alice")
+    assert not list(store_folder.rglob("*.key"))
 
 
 def test_a_store_removed_under_a_running_process_is_not_started_again(
@@ -175,19 +189,19 @@ def test_a_store_removed_under_a_running_process_is_not_started_again(
 ) -> None:
     import shutil
 
-    tenant = uuid.uuid4()
+    tenant = new_tenant()
     subject_key(tenant, "alice")
     shutil.rmtree(store_folder)
     subjects.forget_cached()
     with pytest.raises(KeyStoreUnavailable):
         subject_key(tenant, "alice")
     with pytest.raises(KeyStoreUnavailable):
-        subject_key(uuid.uuid4(), "bob")
+        tenant_keys.create_tenant_key(uuid.uuid4())
     assert not store_folder.exists()
 
 
 def test_entries_without_their_kek_are_refused_not_rewrapped(store_folder: Path) -> None:
-    tenant = uuid.uuid4()
+    tenant = new_tenant()
     subject_key(tenant, "alice")
     for kek in (store_folder / "kek").iterdir():
         kek.unlink()
