@@ -113,6 +113,19 @@ def _locked_member(session: Session, *, tenant_id: uuid.UUID, staff_id: uuid.UUI
     return staff
 
 
+def member_id(session: Session, *, tenant_id: uuid.UUID, id_or_email: str) -> uuid.UUID:
+    """The ID of the member named by their ID or by the email of an active member;
+    `StaffNotFound` (404) when no member of the tenant has that email."""
+    try:
+        return uuid.UUID(id_or_email)
+    except ValueError:
+        pass
+    staff = store.find_active(session, tenant_id=tenant_id, email=normalize_email(id_or_email))
+    if staff is None:
+        raise StaffNotFound()
+    return staff.id
+
+
 def emails(session: Session, *, tenant_id: uuid.UUID, staff_ids: list[uuid.UUID]
            ) -> dict[uuid.UUID, str]:
     """The emails of these members, removed ones included: who did what stays readable."""
