@@ -11,6 +11,8 @@ from fastapi.staticfiles import StaticFiles
 
 from app.core import db
 from app.core.errors import DATABASE_ERRORS, UNAVAILABLE_RETRY_AFTER_SECONDS
+from app.keys.errors import RETRY_AFTER_SECONDS as KEY_STORE_RETRY_AFTER_SECONDS
+from app.keys.errors import KeyStoreUnavailable
 from console import (
     routes_audit,
     routes_auth,
@@ -58,6 +60,7 @@ def create_console() -> FastAPI:
         console.add_exception_handler(refusal, _refused)
     for database_error in DATABASE_ERRORS:
         console.add_exception_handler(database_error, _database_error)
+    console.add_exception_handler(KeyStoreUnavailable, _key_store_unavailable)
     # Outermost last: the headers go on every response, cookies included.
     console.add_middleware(PendingCookiesMiddleware)
     console.add_middleware(SecurityHeadersMiddleware)
@@ -80,20 +83,32 @@ async def _refused(request: Request, exc: Exception) -> Response:
 async def _database_error(request: Request, exc: Exception) -> Response:
     """A page for people where the API answers problem+json: 503 with Retry-After while the
     database is unreachable (the form can be sent again as it is), 500 otherwise."""
-    viewer = getattr(request.state, "console_viewer", None)
     if db.is_transient(exc):
         # The class name only: driver messages can quote parameters, and those can be text.
         log.warning("console: database unavailable: %s", type(exc).__name__)
-        return templates.TemplateResponse(
-            request, "unavailable.html",
-            {"heading": "Temporarily unavailable", "viewer": viewer,
-             "message": "The database cannot be reached just now; nothing was changed. "
-                        "Try again in a moment."},
-            status_code=status.HTTP_503_SERVICE_UNAVAILABLE,
-            headers={"Retry-After": str(UNAVAILABLE_RETRY_AFTER_SECONDS)})
+        return _unavailable(request, "The database cannot be reached just now",
+                            UNAVAILABLE_RETRY_AFTER_SECONDS)
+    viewer = getattr(request.state, "console_viewer", None)
     log.error("console: database error: %s", type(exc).__name__)
     return templates.TemplateResponse(
         request, "unavailable.html",
         {"heading": "Something failed", "viewer": viewer,
          "message": "The console failed on its side; nothing was changed."},
         status_code=status.HTTP_500_INTERNAL_SERVER_ERROR)
+
+
+async def _key_store_unavailable(request: Request, exc: Exception) -> Response:
+    """503 with Retry-After: without the key store nothing is read, and nothing is written
+    in clear instead (the request's transaction rolled back)."""
+    return _unavailable(request, "The key store cannot be read just now",
+                        KEY_STORE_RETRY_AFTER_SECONDS)
+
+
+def _unavailable(request: Request, reason: str, retry_after: int) -> Response:
+    viewer = getattr(request.state, "console_viewer", None)
+    return templates.TemplateResponse(
+        request, "unavailable.html",
+        {"heading": "Temporarily unavailable", "viewer": viewer,
+         "message": f"{reason}; nothing was changed. Try again in a moment."},
+        status_code=status.HTTP_503_SERVICE_UNAVAILABLE,
+        headers={"Retry-After": str(retry_after)})

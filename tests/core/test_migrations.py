@@ -5,6 +5,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterator
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import psycopg
@@ -20,6 +21,7 @@ from sqlmodel import SQLModel
 from app.core import migrations
 from app.core.runtime import get_runtime
 from app.tables import import_all_models
+from tests.keys.helpers import own_key_store
 
 
 @pytest.fixture
@@ -149,29 +151,8 @@ def test_state_changed_at_is_backfilled_by_an_owner_bound_by_row_security(
         engine.dispose()
 
 
-@pytest.fixture
-def own_key_store(tmp_path: Any) -> Iterator[Any]:
-    """`LETHE_KEY_STORE` in a fresh folder for this test only."""
-    import os
-
-    from app.core.config import get_settings
-    from app.keys import subjects
-
-    previous = os.environ.get("LETHE_KEY_STORE")
-    os.environ["LETHE_KEY_STORE"] = str(tmp_path / "keys")
-    get_settings.cache_clear()
-    subjects.forget_cached()
-    yield tmp_path / "keys"
-    if previous is None:
-        os.environ.pop("LETHE_KEY_STORE")
-    else:
-        os.environ["LETHE_KEY_STORE"] = previous
-    get_settings.cache_clear()
-    subjects.forget_cached()
-
-
 def test_tenant_keys_move_into_the_key_store_unchanged_and_back(
-    scratch_runtime: Any, own_key_store: Any
+    scratch_runtime: Any, tmp_path: Path
 ) -> None:
     """0026: every digest already kept must still match, so the key moves as it is; the
     column goes, so a dump of the table holds no key."""
@@ -182,32 +163,34 @@ def test_tenant_keys_move_into_the_key_store_unchanged_and_back(
     migrations.upgrade(scratch_runtime, revision="0025_console_session_generation")
     tenant_id, key = uuid.uuid4(), secrets.token_bytes(32)
     engine = create_engine(scratch_runtime.owner_url, poolclass=pool.NullPool)
-    try:
-        with engine.begin() as conn:
-            conn.execute(text("INSERT INTO tenant (id, name, digest_key) VALUES (:id, 'T', :k)"),
-                         {"id": tenant_id, "k": key})
-        migrations.upgrade(scratch_runtime)
-        assert tenant_keys.tenant_key(tenant_id) == key
-        with engine.connect() as conn:
-            columns = conn.execute(text(
-                "SELECT column_name FROM information_schema.columns WHERE table_name = 'tenant'"
-            )).scalars().all()
-        assert "digest_key" not in columns
-        migrations.upgrade(scratch_runtime)  # again: nothing to move, nothing fails
-
-        with engine.begin() as conn:
-            config = migrations.alembic_config()
-            config.attributes["connection"] = conn
-            command.downgrade(config, "0025_console_session_generation")
-            back = conn.execute(text("SELECT digest_key FROM tenant")).scalar()
-        assert bytes(back) == key
-
-        # A store that holds another key for the tenant is not this database's: refused.
-        subjects.forget_cached()
-        for entry in own_key_store.rglob("tenant.key"):
-            entry.unlink()
-        tenant_keys.create_tenant_key(tenant_id, secrets.token_bytes(32))
-        with pytest.raises(RuntimeError, match="another key"):
+    with own_key_store(tmp_path / "keys") as store:
+        try:
+            with engine.begin() as conn:
+                conn.execute(text(
+                    "INSERT INTO tenant (id, name, digest_key) VALUES (:id, 'T', :k)"),
+                    {"id": tenant_id, "k": key})
             migrations.upgrade(scratch_runtime)
-    finally:
-        engine.dispose()
+            assert tenant_keys.tenant_key(tenant_id) == key
+            with engine.connect() as conn:
+                columns = conn.execute(text(
+                    "SELECT column_name FROM information_schema.columns WHERE table_name = 'tenant'"
+                )).scalars().all()
+            assert "digest_key" not in columns
+            migrations.upgrade(scratch_runtime)  # again: nothing to move, nothing fails
+
+            with engine.begin() as conn:
+                config = migrations.alembic_config()
+                config.attributes["connection"] = conn
+                command.downgrade(config, "0025_console_session_generation")
+                back = conn.execute(text("SELECT digest_key FROM tenant")).scalar()
+            assert bytes(back) == key
+
+            # A store that holds another key for the tenant is not this database's: refused.
+            subjects.forget_cached()
+            for entry in store.rglob("tenant.key"):
+                entry.unlink()
+            tenant_keys.create_tenant_key(tenant_id, secrets.token_bytes(32))
+            with pytest.raises(RuntimeError, match="another key"):
+                migrations.upgrade(scratch_runtime)
+        finally:
+            engine.dispose()

@@ -89,6 +89,18 @@ def test_compose_starts_the_parts_in_order() -> None:
     assert services["beat"]["deploy"]["replicas"] == 1
 
 
+def test_every_lethe_container_shares_one_key_store() -> None:
+    """A container with a key store of its own would find no tenant's key (503) or, worse,
+    `migrate` would write them into a store that vanishes when it exits."""
+    compose = _compose()
+    store = compose["x-lethe-environment"]["LETHE_KEY_STORE"]
+    for name in ("migrate", "api", "worker", "beat"):
+        service = compose["services"][name]
+        assert f"keystore:{store}" in service["volumes"], name
+        assert service["environment"]["LETHE_KEY_STORE"] == store, name
+    assert "keystore" in compose["volumes"]
+
+
 def test_the_readme_signs_staff_in_with_a_command_the_image_runs() -> None:
     """Staff sign in with an email and a password: the README creates the first officer with
     `lethe staff create` in the `api` container, with options that command takes."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,7 +14,9 @@ from app.erasure import tasks
 from app.keys import subjects
 from app.keys.errors import KeyDestroyed
 from app.receipts import offline
+from tests.conftest import make_tenant
 from tests.erasure.helpers import SUBJECT, file, remember, run, status
+from tests.keys.helpers import own_key_store
 
 AAD = subjects.row_aad("memory_version", uuid.UUID(int=1), "text")
 
@@ -112,3 +115,28 @@ def test_a_memory_written_and_held_after_the_plan_keeps_the_key(
                         "key_destroyed_at": None}
     key = subjects.subject_key(tenant_id, SUBJECT, create=False)
     assert subjects.open_text(key, sealed, aad=AAD) == "Signed the Quarry Lane lease"
+
+
+def test_an_erasure_never_completes_without_destroying_the_key(
+    client: Any, tmp_path: Path, owner_conn: Any
+) -> None:
+    """The key store is away when the cascade ends: the task is retried (the request stays
+    `running`, its subject still named), and completes, key destroyed, once the store is back."""
+    with own_key_store(tmp_path / "keys") as folder:
+        tenant = make_tenant(client, "Away")
+        remember(client, tenant["app"], SUBJECT, "Allergic to tamarind")
+        filed = file(client, tenant["app"])
+        folder.rename(tmp_path / "away")
+        folder.write_bytes(b"not a key store")
+        with pytest.raises(tasks.TransientError):  # called in process, retry raises it
+            run(filed["id"], tenant["id"])
+        waiting = owner_conn.execute("SELECT status, subject, key_destroyed_at FROM "
+                                     "erasure_request").fetchone()
+        assert waiting == ("running", SUBJECT, None)
+        folder.unlink()
+        (tmp_path / "away").rename(folder)
+        assert run(filed["id"], tenant["id"]) == "completed"
+        data_key = status(client, tenant["compliance"], filed["id"])["receipt"]["data_key"]
+        assert data_key["key_destroyed_at"] is not None
+        with pytest.raises(KeyDestroyed):
+            subjects.subject_key(uuid.UUID(tenant["id"]), SUBJECT)

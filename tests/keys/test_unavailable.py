@@ -62,3 +62,20 @@ def test_a_removed_store_is_a_503_not_a_new_store(
                           headers=tenant["app"])
     _assert_unavailable(refused)
     assert not store_folder.exists()
+
+
+def test_the_console_answers_a_page_with_503_and_retry_after(
+    client: Any, store_folder: Path, tenant: dict[str, Any], owner_conn: Any
+) -> None:
+    from tests.console.records_support import csrf_of, sign_in
+
+    sign_in(client, tenant)
+    token = csrf_of(client.get("/console/erasures").text)
+    _break(store_folder)
+    refused = client.post("/console/erasures", data={"csrf_token": token, "subject": "user:1"},
+                          follow_redirects=False)
+    assert refused.status_code == 503, refused.text
+    assert refused.headers["content-type"].startswith("text/html")
+    assert refused.headers["Retry-After"] == "5"
+    assert "key store cannot be read" in refused.text and "nothing was changed" in refused.text
+    assert owner_conn.execute("SELECT count(*) FROM erasure_request").fetchone()[0] == 0

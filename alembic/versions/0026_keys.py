@@ -6,7 +6,7 @@ audit names) still matches; then the column goes, and a dump of the database can
 be checked against guessed subjects. The key store must be reachable from wherever
 `lethe migrate` runs (`LETHE_KEY_STORE`, or `keys` in its data folder).
 
-Revision ID: 0026_keys_in_store
+Revision ID: 0026_keys
 Revises: 0025_console_session_generation
 Create Date: 2026-12-04
 """
@@ -19,7 +19,7 @@ from alembic import op
 
 from app.keys import tenant_keys
 
-revision: str = "0026_keys_in_store"
+revision: str = "0026_keys"
 down_revision: str | None = "0025_console_session_generation"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
