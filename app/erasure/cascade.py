@@ -182,7 +182,7 @@ def erase_rest(session: Session, request: ErasureRequest) -> None:
     ) + retractions.erase_about_of(session, tenant_id=tenant_id, memory_ids=every)
     failed, redacted = operations.erase_mentions(
         session, needle=json.dumps(subject, ensure_ascii=False),
-        key_id=subject_keys.key_id_of(tenant_id, subject), memory_ids=every)
+        key_id=subject_keys.current_key_id(tenant_id, subject), memory_ids=every)
     counts["operations"] = counts.get("operations", 0) + failed
     counts["idempotency_records"] = counts.get("idempotency_records", 0) + redacted
     counts["access_exports"] = counts.get("access_exports", 0) + access_exports.purge_subject(
@@ -221,7 +221,7 @@ def _destroy_data_key(session: Session, request: ErasureRequest, subject: str) -
     dropped with it, and a crash after the destruction reruns this harmlessly (destroying
     again answers the first time)."""
     tenant_id = request.tenant_id
-    request.data_key_id = subject_keys.key_id_of(tenant_id, subject)
+    request.data_key_id = subject_keys.current_key_id(tenant_id, subject)
     # The plan's holds already stopped the request short of here; what is left is a memory
     # written while artifacts were acknowledging, which the plan never saw. If a hold keeps
     # one, its content must stay readable: the key stays and the receipt says so.

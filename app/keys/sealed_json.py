@@ -18,7 +18,7 @@ from typing import Any
 from app.keys import tenant_keys
 from app.keys.configured import key_store
 from app.keys.errors import KeyDestroyed
-from app.keys.subjects import SubjectKey, subject_key
+from app.keys.subjects import SubjectKey, generation_of, subject_key
 
 SEALED = "sealed"
 KEY = "key"
@@ -41,17 +41,19 @@ def is_sealed(node: Any) -> bool:
 def open_value(tenant_id: uuid.UUID, node: dict[str, Any], *, aad: bytes) -> Any:
     """The value ``node`` seals; `KeyDestroyed` once its key is gone (an erasure), `Tampered`
     when it does not authenticate (altered, or moved from another row)."""
-    key = _key_by_id(tenant_id, str(node[KEY]))
-    return json.loads(key.open(base64.b64decode(node[SEALED]), aad=aad))
+    sealed = base64.b64decode(node[SEALED])
+    key = _key_by_id(tenant_id, str(node[KEY]), sealed)
+    return json.loads(key.open(sealed, aad=aad))
 
 
-def _key_by_id(tenant_id: uuid.UUID, key_id: str) -> SubjectKey:
+def _key_by_id(tenant_id: uuid.UUID, key_id: str, sealed: bytes) -> SubjectKey:
     if key_id == TENANT_KEY_ID:
         return _tenant_key(tenant_id)
     raw = key_store().load(tenant_id, key_id)
     if raw is None:  # never created, or a restored copy of what an erasure destroyed
         raise KeyDestroyed("no such data key")
-    return SubjectKey(key_id, raw)
+    # The key ID names one generation of the subject's keys; the value says which it is.
+    return SubjectKey(key_id, raw, generation_of(sealed))
 
 
 def _tenant_key(tenant_id: uuid.UUID) -> SubjectKey:

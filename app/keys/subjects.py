@@ -27,11 +27,13 @@ from app.keys.errors import KeyDestroyed, KeyStoreUnavailable, Tampered
 from app.keys.store import KeyStore
 
 __all__ = [
-    "KeyDestroyed", "KeyStoreUnavailable", "SubjectKey", "Tampered", "destroy_subject_key",
-    "key_id_of", "open_text", "row_aad", "seal_text", "subject_key",
+    "KeyDestroyed", "KeyStoreUnavailable", "SubjectKey", "Tampered", "current_key_id",
+    "destroy_subject_key", "generation_of", "key_id_of", "open_text", "row_aad", "seal_text",
+    "subject_key",
 ]
 
 KEY_BYTES = 32
+GENERATION_BYTES = 4
 NONCE_BYTES = 12
 TAG_BYTES = 16
 TERM_HEX = 32
@@ -44,6 +46,9 @@ CACHE_SIZE = 20_000
 class SubjectKey:
     key_id: str
     _key: bytes = field(repr=False, compare=False)
+    # Which of the subject's keys this is: 0 until an erasure destroys it; a subject written
+    # again after its erasure gets the next (its earlier ones stay destroyed).
+    generation: int = 0
     _aead: AESGCM = field(init=False, repr=False, compare=False)
     _term_key: bytes = field(init=False, repr=False, compare=False)
 
@@ -54,15 +59,27 @@ class SubjectKey:
                            hmac.new(self._key, b"lethe/terms", hashlib.sha256).digest())
 
     def seal(self, plaintext: bytes, *, aad: bytes) -> bytes:
-        """AES-256-GCM under a fresh random nonce: nonce || ciphertext || tag."""
+        """AES-256-GCM under a fresh random nonce: generation || nonce || ciphertext || tag
+        (the generation authenticated with ``aad``)."""
+        head = self.generation.to_bytes(GENERATION_BYTES, "big")
         nonce = secrets.token_bytes(NONCE_BYTES)
-        return nonce + self._aead.encrypt(nonce, plaintext, aad)
+        return head + nonce + self._aead.encrypt(nonce, plaintext, head + aad)
 
     def open(self, sealed: bytes, *, aad: bytes) -> bytes:
-        if len(sealed) < NONCE_BYTES + TAG_BYTES:
+        """`KeyDestroyed` for a value sealed under one of the subject's earlier keys (an
+        erasure destroyed it; a copy restored from before it shows such values), `Tampered`
+        for one that does not authenticate."""
+        if len(sealed) < GENERATION_BYTES + NONCE_BYTES + TAG_BYTES:
             raise Tampered("too short to be a sealed value")
+        head, nonce = sealed[:GENERATION_BYTES], sealed[GENERATION_BYTES:][:NONCE_BYTES]
+        generation = int.from_bytes(head, "big")
+        if generation < self.generation:
+            raise KeyDestroyed("sealed under a key an erasure destroyed")
+        if generation > self.generation:
+            raise Tampered("sealed under a later key than this one")
         try:
-            return self._aead.decrypt(sealed[:NONCE_BYTES], sealed[NONCE_BYTES:], aad)
+            return self._aead.decrypt(nonce, sealed[GENERATION_BYTES + NONCE_BYTES:],
+                                      head + aad)
         except InvalidTag:
             raise Tampered("sealed value does not authenticate") from None
 
@@ -70,6 +87,11 @@ class SubjectKey:
         """The keyed hash of one search term (32 hex characters)."""
         digest = hmac.new(self._term_key, term.encode("utf-8"), hashlib.sha256).hexdigest()
         return digest[:TERM_HEX]
+
+
+def generation_of(sealed: bytes) -> int:
+    """The generation of the key a value was sealed under (its first bytes)."""
+    return int.from_bytes(sealed[:GENERATION_BYTES], "big")
 
 
 def seal_text(key: SubjectKey, text: str, *, aad: bytes) -> bytes:
@@ -85,10 +107,19 @@ def row_aad(table: str, row_id: uuid.UUID, column: str) -> bytes:
     return b"\0".join((b"lethe/v1", table.encode(), str(row_id).encode(), column.encode()))
 
 
-def key_id_of(tenant_id: uuid.UUID, subject: str) -> str:
-    """The data key's ID: the subject's keyed digest under a subkey of the tenant's key."""
+def key_id_of(tenant_id: uuid.UUID, subject: str, generation: int = 0) -> str:
+    """The ID of the subject's data key of ``generation``: the subject's keyed digest under a
+    subkey of the tenant's key (with the generation after the first)."""
     id_key = tenant_keys.derived(tenant_id, b"key-id")
-    return hmac.new(id_key, subject.encode("utf-8"), hashlib.sha256).hexdigest()[:32]
+    named = subject if generation == 0 else f"{subject}\0{generation}"
+    return hmac.new(id_key, named.encode("utf-8"), hashlib.sha256).hexdigest()[:32]
+
+
+def current_key_id(tenant_id: uuid.UUID, subject: str) -> str:
+    """The ID of the subject's live key, or of its last destroyed one when it has none live
+    (what an erasure destroys, and what it names on its receipt)."""
+    generation, _ = _live_generation(key_store(), tenant_id, subject)
+    return key_id_of(tenant_id, subject, generation)
 
 
 _lock = threading.Lock()
@@ -120,21 +151,44 @@ def subject_key(tenant_id: uuid.UUID, subject: str, *, create: bool = True) -> S
 
 
 def _load(store: KeyStore, tenant_id: uuid.UUID, subject: str, *, create: bool) -> SubjectKey:
-    key_id = key_id_of(tenant_id, subject)
-    raw = store.load(tenant_id, key_id)
-    if raw is None:
+    while True:
+        generation, raw = _live_generation(store, tenant_id, subject)
+        if raw is not None:
+            return SubjectKey(key_id_of(tenant_id, subject, generation), raw, generation)
+        if generation > 0 and not create:
+            raise KeyDestroyed("the subject's key was destroyed by an erasure")
         if not create:
             raise LookupError("no data key for this subject")
-        raw = store.create(tenant_id, key_id, secrets.token_bytes(KEY_BYTES))
-    return SubjectKey(key_id, raw)
+        try:
+            key_id = key_id_of(tenant_id, subject, generation)
+            raw = store.create(tenant_id, key_id, secrets.token_bytes(KEY_BYTES))
+            return SubjectKey(key_id, raw, generation)
+        except KeyDestroyed:  # destroyed while this was creating it: the next generation
+            continue
+
+
+def _live_generation(store: KeyStore, tenant_id: uuid.UUID, subject: str
+                     ) -> tuple[int, bytes | None]:
+    """The first generation not destroyed, and its key if it exists. A subject never erased
+    costs one read of the store."""
+    generation = 0
+    while True:
+        try:
+            return generation, store.load(tenant_id, key_id_of(tenant_id, subject, generation))
+        except KeyDestroyed:
+            generation += 1
 
 
 def destroy_subject_key(tenant_id: uuid.UUID, subject: str) -> tuple[str, datetime]:
-    """Destroy the (tenant, subject) data key: (key_id, destroyed_at). Idempotent: again, the
-    first destruction's time. Everything sealed under it is unreadable from then on, in every
-    copy of the database."""
+    """Destroy the subject's live data key: (key_id, destroyed_at). Idempotent: with none live
+    (destroyed already, nothing written since), the last destruction's. Everything sealed
+    under it is unreadable from then on, in every copy of the database; a later write about
+    the subject makes the next generation's key."""
     store = key_store()
-    key_id = key_id_of(tenant_id, subject)
+    generation, raw = _live_generation(store, tenant_id, subject)
+    if raw is None and generation > 0:
+        generation -= 1
+    key_id = key_id_of(tenant_id, subject, generation)
     destroyed_at = store.destroy(tenant_id, key_id)
     _drop((id(store), tenant_id, subject))
     return key_id, destroyed_at

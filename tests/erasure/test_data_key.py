@@ -40,7 +40,7 @@ def test_a_completed_erasure_destroys_the_data_key_and_its_receipt_says_so(
     assert data_key["key_id"] == subjects.key_id_of(tenant_id, SUBJECT)
     assert data_key["key_destroyed_at"] is not None
     with pytest.raises(KeyDestroyed):
-        subjects.subject_key(tenant_id, SUBJECT)
+        subjects.subject_key(tenant_id, SUBJECT, create=False)
     assert sealed  # sealed under a key no store holds any more
     other = subjects.subject_key(tenant_id, "user:7", create=False)
     assert subjects.open_text(other, kept, aad=AAD) == "Prefers green tea"
@@ -139,4 +139,4 @@ def test_an_erasure_never_completes_without_destroying_the_key(
         data_key = status(client, tenant["compliance"], filed["id"])["receipt"]["data_key"]
         assert data_key["key_destroyed_at"] is not None
         with pytest.raises(KeyDestroyed):
-            subjects.subject_key(uuid.UUID(tenant["id"]), SUBJECT)
+            subjects.subject_key(uuid.UUID(tenant["id"]), SUBJECT, create=False)

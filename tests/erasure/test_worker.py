@@ -139,7 +139,7 @@ def test_a_worker_killed_mid_cascade_converges_with_exact_counts(
     assert receipt["data_key"]["key_id"] == data_key.key_id
     assert receipt["data_key"]["key_destroyed_at"] is not None
     with pytest.raises(KeyDestroyed):
-        subjects.subject_key(uuid.UUID(tenant["id"]), SUBJECT)
+        subjects.subject_key(uuid.UUID(tenant["id"]), SUBJECT, create=False)
 
 
 def test_an_erasure_runs_through_a_worker_on_the_redis_broker(

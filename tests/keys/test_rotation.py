@@ -67,7 +67,7 @@ def test_rotation_rewraps_every_key_and_destroys_the_old_kek(store_folder: Path)
     tenant_keys.forget_cached()
     assert tenant_keys.tenant_key(tenant) == digest_before
     with pytest.raises(KeyDestroyed):
-        subjects.subject_key(tenant, "user:5")
+        subjects.subject_key(tenant, "user:5", create=False)
     # Another process, which never read the old KEK, opens everything too.
     fresh = FileKeyStore(store_folder)
     for subject in sealed:

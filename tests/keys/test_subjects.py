@@ -129,9 +129,10 @@ def test_destroyed_key_opens_nothing_and_cannot_come_back(store_folder: Path) ->
     assert key_id == key.key_id
     assert subjects.destroy_subject_key(tenant, "alice") == (key_id, destroyed_at)
     with pytest.raises(KeyDestroyed):
-        subject_key(tenant, "alice")
-    with pytest.raises(KeyDestroyed):
         subject_key(tenant, "alice", create=False)
+    # A write after the erasure gets a key of its own: it cannot open the erased value.
+    with pytest.raises(KeyDestroyed):
+        subject_key(tenant, "alice").open(sealed, aad=AAD)
     # Another subject of the tenant is untouched.
     other = subject_key(tenant, "bob")
     assert other.open(other.seal(b"y", aad=AAD), aad=AAD) == b"y"
@@ -160,7 +161,7 @@ def test_destruction_in_another_process_stops_this_ones_cached_key(
     subject_key(tenant, "alice")  # cached here
     FileKeyStore(store_folder).destroy(tenant, subjects.key_id_of(tenant, "alice"))
     with pytest.raises(KeyDestroyed):
-        subject_key(tenant, "alice")
+        subject_key(tenant, "alice", create=False)
 
 
 def test_store_files_are_private(store_folder: Path) -> None:
@@ -210,3 +211,27 @@ def test_entries_without_their_kek_are_refused_not_rewrapped(store_folder: Path)
         fresh.current_kek_id()
     with pytest.raises(KeyStoreUnavailable):
         fresh.load(tenant, subjects.key_id_of(tenant, "alice"))
+
+
+def test_a_subject_written_again_after_its_key_was_destroyed_gets_the_next_generation(
+    store_folder: Path,
+) -> None:
+    tenant = new_tenant()
+    first = subjects.subject_key(tenant, "alice")
+    old = first.seal(b"before the erasure", aad=b"row")
+    destroyed_id, _ = subjects.destroy_subject_key(tenant, "alice")
+    assert destroyed_id == first.key_id
+    # A read names the destruction; a write makes the next key, under another ID.
+    with pytest.raises(subjects.KeyDestroyed):
+        subjects.subject_key(tenant, "alice", create=False)
+    second = subjects.subject_key(tenant, "alice")
+    assert (second.generation, second.key_id != first.key_id) == (1, True)
+    assert second.open(second.seal(b"after", aad=b"row"), aad=b"row") == b"after"
+    # What the destroyed key sealed stays unreadable: erased, not mistaken for tampering.
+    with pytest.raises(subjects.KeyDestroyed):
+        second.open(old, aad=b"row")
+    assert subjects.current_key_id(tenant, "alice") == second.key_id
+    # Destroying again takes the live key; once none is live it answers the last one.
+    again_id, at = subjects.destroy_subject_key(tenant, "alice")
+    assert again_id == second.key_id
+    assert subjects.destroy_subject_key(tenant, "alice") == (again_id, at)
