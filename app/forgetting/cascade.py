@@ -6,8 +6,9 @@ walks provenance here (`reach`), forgets what the setting says to forget with th
 tombstone (`forget.forget_one`), and settles the rest here (`settle`):
 
 - the live memories derived directly from them become `suspect` with flag
-  `source-forgotten`; with the tenant setting `forget.cascade` = `"forget"`, every live memory
-  derived from them, directly or through other derived memories, is forgotten instead;
+  `source-forgotten`; with the tenant setting `forget.cascade` = `"forget"`, every memory
+  derived from them, directly or through other derived memories, and not forgotten yet (live,
+  deprecated or quarantined: each still holds what it derived), is forgotten instead;
 - every artifact derived from them, directly or through derived memories, gets
   `erase_requested` and an `artifact.erase_requested` event;
 - each forgotten memory is announced with a `memory.forgotten` event.
@@ -33,13 +34,14 @@ from app.artifacts.models import Artifact
 from app.core.models import utcnow
 from app.memories import store
 from app.memories.lifecycle import doubt
-from app.memories.models import LIVE_STATES, Memory
+from app.memories.models import LIVE_STATES, Memory, MemoryState
 from app.tenant_settings import service as tenant_settings
 from app.webhooks import service as webhooks
 from app.webhooks.models import WebhookEvent
 
 SOURCE_FORGOTTEN = "source-forgotten"
 LIVE = {state.value for state in LIVE_STATES}
+FORGOTTEN = MemoryState.forgotten.value
 Mode = Literal["flag", "forget"]
 
 
@@ -75,8 +77,11 @@ def reach(
         targets = set(store.children(session, tenant_id=tenant_id, memory_ids=list(start),
                                      child_kind="memory")) - start
     locked = store.lock(session, tenant_id=tenant_id, ids=list(targets))
-    return Reach(mode=mode,
-                 memories=[locked[i] for i in sorted(locked) if locked[i].state in LIVE],
+    # Forgetting takes every derived memory that still holds text (a deprecated or
+    # quarantined one holds what it derived too); doubting is for live ones only.
+    kept = (lambda m: m.state != FORGOTTEN) if mode == "forget" else (
+        lambda m: m.state in LIVE)
+    return Reach(mode=mode, memories=[locked[i] for i in sorted(locked) if kept(locked[i])],
                  artifact_ids=sorted(reached.get(artifacts.KIND, set())))
 
 
@@ -87,7 +92,8 @@ def settle(
     """After the caller forgot what ``reached`` said to forget (`forget.after_forget`): doubt
     the derived memories (mode `flag`; in mode `forget`, those a legal hold kept), ask for the
     artifacts' erasure, announce it all."""
-    doubted = held if reached.mode == "forget" else reached.memories
+    doubted = [memory for memory in held if memory.state in LIVE] if (
+        reached.mode == "forget") else reached.memories
     suspected = [memory.id for memory in doubted
                  if doubt(session, memory, SOURCE_FORGOTTEN, reason=SOURCE_FORGOTTEN, actor=actor)]
     asked = artifacts.request_erasure(session, tenant_id=tenant_id,

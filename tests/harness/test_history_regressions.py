@@ -155,3 +155,35 @@ def test_an_erasure_clears_the_about_of_another_subjects_retraction_of_a_derived
     stored = owner_conn.execute(
         "SELECT count(*) FROM retraction WHERE about LIKE '%zumbatrox%'").fetchone()[0]
     assert stored == 0
+
+
+def test_a_cascading_forget_takes_a_deprecated_memory_derived_from_the_forgotten_one(
+    client: Any, tenant: dict[str, Any], owner_conn: Any
+) -> None:
+    # Shrunk history: with cascade "forget", a memory derived from another is superseded
+    # (deprecated), then its parent is forgotten: the deprecated one still holds the text it
+    # derived, and went on being served in its successor's history and by its ID.
+    settings = client.patch("/v1/settings", json={"forget": {"cascade": "forget"}},
+                            headers=tenant["compliance"])
+    assert settings.status_code == 200, settings.text
+    parent = client.post("/v1/memories", json={"subject": "user:ana",
+                                               "text": "I work at kalamor Labs."},
+                         headers=tenant["app"]).json()["id"]
+    derived = client.post("/v1/memories", json={"subject": "user:ana",
+                                                "text": "My favourite dish is kadorid.",
+                                                "derived_from": [parent]},
+                          headers=tenant["app"]).json()["id"]
+    newer = client.post("/v1/memories", json={"subject": "user:ana", "text": "I own a zukatem.",
+                                              "supersedes": [derived]}, headers=tenant["app"])
+    assert newer.status_code == 201 and newer.json()["effects"]["superseded"] == [derived]
+
+    assert client.delete(f"/v1/memories/{parent}", headers=tenant["app"]).status_code == 204
+
+    assert client.get(f"/v1/memories/{derived}", headers=tenant["app"]).status_code == 404
+    state = owner_conn.execute("SELECT state FROM memory WHERE id = %s", (derived,)).fetchone()
+    assert state[0] == "forgotten"
+    # Its successor stands, without the forgotten one in its history.
+    recall = client.post("/v1/recall", json={"subject": "user:ana", "query": "zukatem"},
+                         headers=tenant["app"]).json()["results"]
+    assert [r["memory"]["id"] for r in recall] == [newer.json()["id"]]
+    assert recall[0]["history"] == []
