@@ -105,9 +105,10 @@ class PendingRows:
         with_vector = [row for row in rows if row[1] is not None and row[6]]
         if with_vector:
             # vector_send: int16 dimensions, int16 unused, then each value as a big-endian
-            # float4.
+            # float4. Joined through views: sliced copies were a second copy of the subject's
+            # vectors in small blocks of the heap, in each of the requests worked on at once.
             dimensions = int.from_bytes(with_vector[0][1][:2], "big")
-            matrix = np.frombuffer(b"".join(bytes(row[1][4:]) for row in with_vector),
+            matrix = np.frombuffer(b"".join(memoryview(row[1])[4:] for row in with_vector),
                                    dtype=">f4").reshape(len(with_vector), dimensions)
         else:
             matrix = np.zeros((0, 0))
