@@ -6,6 +6,7 @@ processes) is sampled every 10 s and printed with its slope.
 
     .venv/bin/python bench/load.py                 # 60 s at 50 requests/s
     .venv/bin/python bench/load.py --soak 600      # 10 minutes, RSS every 10 s
+    .venv/bin/python bench/load.py --soak 600 --steady 2   # the same over data of constant size
 
 Traffic goes only to the loopback address of the server this script starts.
 """
@@ -47,6 +48,9 @@ def main() -> None:
                         help="seconds of load with RSS sampled every 10 s (overrides duration)")
     parser.add_argument("--subjects", type=int, default=20)
     parser.add_argument("--seed", type=int, default=5, help="memories written per subject first")
+    parser.add_argument("--steady", type=int, default=None, metavar="KEEP",
+                        help="each user keeps at most KEEP memories of its own, forgetting its "
+                        "oldest instead of writing more: the data stays the size it was seeded to")
     parser.add_argument("--data-dir", type=Path, default=None,
                         help="the server's data folder (default: a fresh temporary one)")
     parser.add_argument("--tracemalloc", type=Path, default=None,
@@ -74,8 +78,11 @@ def main() -> None:
                                        daemon=True)
             if args.soak:
                 sampler.start()
-            acks = run_locust(base, key, args.rate, duration, args.subjects, Path(scratch))
+            acks = run_locust(base, key, args.rate, duration, args.subjects, Path(scratch),
+                              args.steady)
             stop.set()
+            if args.soak:
+                report_rss(samples)
             lost, resurrected = read_back(base, key, acks)
         finally:
             stop_server(server)
@@ -83,8 +90,6 @@ def main() -> None:
     report(acks, duration, args.rate, lost, resurrected)
     for cause, count in causes.most_common(5):
         print(f"server log: {count} times {cause}")
-    if args.soak:
-        report_rss(samples)
 
 
 def start_server(data_dir: Path, port: int, log: Path,
@@ -140,10 +145,10 @@ def seed(base: str, key: str, subjects: int, per_subject: int) -> None:
 
 
 def run_locust(base: str, key: str, rate: int, duration: int, subjects: int,
-               scratch: Path) -> dict[str, Any]:
+               scratch: Path, keep: int | None = None) -> dict[str, Any]:
     """What the locust process recorded: acknowledged writes, forgets and request times."""
     env = {**os.environ, "LOAD_KEY": key, "LOAD_SUBJECTS": str(subjects),
-           "LOAD_ACKS": str(scratch / "acks.json")}
+           "LOAD_ACKS": str(scratch / "acks.json"), "LOAD_KEEP": "" if keep is None else str(keep)}
     subprocess.run(
         [sys.executable, "-m", "locust", "-f", str(LOCUSTFILE), "--headless", "--host", base,
          "-u", str(rate), "-r", str(rate), "-t", f"{duration}s", "--only-summary",
@@ -173,33 +178,54 @@ def read_back(base: str, key: str, acks: dict[str, Any]) -> tuple[int, int]:
     return lost, resurrected
 
 
-def group_rss(root: psutil.Process, marker: str, *, alone: bool = False,
-              anonymous: bool = False) -> float:
-    """MB resident in the child of ``root`` whose command line has ``marker``, with its own
-    children (the API's embedding process, the worker's pool) unless ``alone``. With
-    ``anonymous``, file-backed pages are left out: the model's weights file is mapped, and
-    its pages count as resident once touched (each new token reads its row of the
-    embedding matrix), up to the file's 91 MB, clean and reclaimable by the kernel."""
+# What the soak samples, in MB: (column, what it is). The model's weights file is mapped by the
+# embedding process, and its pages count as resident once touched (each new token reads its row
+# of the embedding matrix), up to the file's 91 MB: clean pages the kernel may drop, so the
+# anonymous columns (no file-backed pages) are what the processes' own memory does.
+COLUMNS = (
+    ("API", "resident, the API process and its embedding process"),
+    ("API anonymous", "the same without file-backed pages"),
+    ("API process anonymous", "the API process alone (requests, pools, caches)"),
+    ("embedding anonymous", "the embedding process alone"),
+    ("worker", "resident, the worker and its pool processes"),
+)
+
+
+def family(root: psutil.Process, marker: str) -> list[psutil.Process]:
+    """The child of ``root`` whose command line has ``marker``, then its own children (the
+    API's embedding process, the worker's pool); empty if there is none."""
     for child in root.children():
         try:
             if marker in " ".join(child.cmdline()):
-                family = [child] if alone else [child, *child.children(recursive=True)]
-                infos = [p.memory_info() for p in family]
-                # On Linux, `shared` is RssFile + RssShmem.
-                return sum(i.rss - i.shared if anonymous else i.rss for i in infos) / 2**20
+                return [child, *child.children(recursive=True)]
         except psutil.NoSuchProcess:
             continue
-    return float("nan")
+    return []
+
+
+def resident(processes: list[psutil.Process], *, anonymous: bool = False) -> float:
+    """MB resident in ``processes``; with ``anonymous``, file-backed pages left out."""
+    total = 0
+    try:
+        for process in processes:
+            info = process.memory_info()
+            # On Linux, `shared` is RssFile + RssShmem.
+            total += info.rss - info.shared if anonymous else info.rss
+    except psutil.NoSuchProcess:
+        return float("nan")
+    return total / 2**20 if processes else float("nan")
 
 
 def sample_rss(pid: int, samples: list[tuple[float, ...]],
                stop: threading.Event) -> None:
+    """Every `SAMPLE_SECONDS`, the seconds since the start and each of `COLUMNS`."""
     root = psutil.Process(pid)
     start = time.monotonic()
     while not stop.is_set():
-        samples.append((time.monotonic() - start, group_rss(root, "uvicorn"),
-                        group_rss(root, "worker"), group_rss(root, "uvicorn", alone=True),
-                        group_rss(root, "uvicorn", anonymous=True)))
+        api, worker = family(root, "uvicorn"), family(root, "worker")
+        samples.append((time.monotonic() - start, resident(api),
+                        resident(api, anonymous=True), resident(api[:1], anonymous=True),
+                        resident(api[1:], anonymous=True), resident(worker)))
         stop.wait(SAMPLE_SECONDS)
 
 
@@ -244,17 +270,17 @@ def report(acks: dict[str, Any], duration: int, rate: int, lost: int, resurrecte
 
 
 def report_rss(samples: list[tuple[float, ...]]) -> None:
-    print("| second | API MB | worker MB | API process alone MB | API anonymous MB |")
-    print("|---:|---:|---:|---:|---:|")
-    for second, api, worker, alone, anonymous in samples:
-        print(f"| {second:.0f} | {api:.0f} | {worker:.0f} | {alone:.0f} | {anonymous:.0f} |")
-    for name, index in (("API", 1), ("worker", 2), ("API process alone", 3),
-                        ("API anonymous (no file-backed pages)", 4)):
+    names = [name for name, _ in COLUMNS]
+    print("| second | " + " | ".join(f"{name} MB" for name in names) + " |")
+    print("|---:|" + "---:|" * len(names))
+    for second, *values in samples:
+        print(f"| {second:.0f} | " + " | ".join(f"{value:.0f}" for value in values) + " |")
+    for index, (name, meaning) in enumerate(COLUMNS, start=1):
         points = [(s[0], s[index]) for s in samples]
         # The first minute is warm-up (pools, caches, the model's first batches).
         steady = [p for p in points if p[0] >= 60] or points
-        print(f"{name}: {points[0][1]:.0f} → {points[-1][1]:.0f} MB; slope after the first "
-              f"minute {slope_mb_per_minute(steady):+.2f} MB/min")
+        print(f"{name} ({meaning}): {points[0][1]:.0f} → {points[-1][1]:.0f} MB; slope after "
+              f"the first minute {slope_mb_per_minute(steady):+.2f} MB/min")
 
 
 if __name__ == "__main__":

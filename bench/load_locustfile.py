@@ -2,8 +2,10 @@
 standard library with gevent, which the driver's database and process code must not meet).
 
 Each user sends one request per second: recall 70 %, a write 20 %, a forget (of a memory the
-same user wrote) 10 %. Acknowledged writes and forgets, and every request's time, are written
-to LOAD_ACKS at the end, for the driver to read back.
+same user wrote) 10 %. With LOAD_KEEP set (`bench/load.py --steady`), a user holding that many
+memories of its own forgets its oldest instead of writing: writes and forgets then balance, and
+the tenant's data stays the size it was seeded to. Acknowledged writes and forgets, and every
+request's time, are written to LOAD_ACKS at the end, for the driver to read back.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ from typing import Any
 from locust import HttpUser, constant_throughput, events, task
 
 SUBJECTS = int(os.environ.get("LOAD_SUBJECTS", "20"))
+# Memories a user keeps of its own in a steady load; none means no bound (the data grows).
+KEEP = int(os.environ["LOAD_KEEP"]) if os.environ.get("LOAD_KEEP") else None
 HEADERS = {"Authorization": f"Bearer {os.environ.get('LOAD_KEY', '')}"}
 WORDS = ("tea", "coffee", "jazz", "hiking", "Lisbon", "Porto", "oboe", "chess", "bees",
          "sailing", "cats", "dogs", "ramen", "tennis", "poetry", "gardens", "trains", "violin")
@@ -50,6 +54,9 @@ class Client(HttpUser):
 
     @task(20)
     def write(self) -> None:
+        if KEEP is not None and len(self.own) >= KEEP:
+            self._forget(self.own.pop(0))
+            return
         text = f"Enjoys {random.choice(WORDS)} and {random.choice(WORDS)} " \
                f"(note {random.getrandbits(32):x})."
         response = self.client.post("/v1/memories", name="write", headers=HEADERS,
@@ -65,7 +72,9 @@ class Client(HttpUser):
         if not self.own:
             self.write()
             return
-        memory_id = self.own.pop(random.randrange(len(self.own)))
+        self._forget(self.own.pop(random.randrange(len(self.own))))
+
+    def _forget(self, memory_id: str) -> None:
         SENT_FORGETS.append(memory_id)
         response = self.client.delete(f"/v1/memories/{memory_id}", name="forget",
                                       headers=HEADERS, catch_response=True)

@@ -68,7 +68,10 @@ class SubjectRows:
     eligible: list[bool]  # per memory, as `ids`: in the asked-for states
     terms: frozenset[str]  # the query's distinct terms
     vector_ids: list[uuid.UUID]  # the eligible memories with a vector
-    matrix: np.ndarray[Any, np.dtype[np.float64]]  # their vectors, one row each
+    # Their vectors, one row each, at their stored precision: a recall holds them while its
+    # query embeds, and the requests in flight at once, each holding its subject's, are what
+    # the API's memory grows with (docs/benchmarks.md, "Load and soak").
+    matrix: np.ndarray[Any, np.dtype[np.float32]]
 
     def nearest(self, embedding: Sequence[float], n: int) -> list[tuple[uuid.UUID, float]]:
         """`candidates._EXACT_VECTOR_SQL`'s answer: the ``n`` smallest cosine distances, ties
@@ -76,9 +79,10 @@ class SubjectRows:
         if not self.vector_ids:
             return []
         query = np.asarray(embedding, dtype=np.float64)
+        matrix = self.matrix.astype(np.float64)  # only while ranking
         with np.errstate(invalid="ignore", divide="ignore"):
-            distances = 1.0 - (self.matrix @ query) / (
-                np.linalg.norm(self.matrix, axis=1) * np.linalg.norm(query))
+            distances = 1.0 - (matrix @ query) / (
+                np.linalg.norm(matrix, axis=1) * np.linalg.norm(query))
         ranked = sorted(zip(np.nan_to_num(distances, nan=np.inf).tolist(), self.vector_ids,
                             distances.tolist(), strict=True))
         return [(memory_id, distance) for _, memory_id, distance in ranked[:n]]
@@ -105,12 +109,13 @@ class PendingRows:
         with_vector = [row for row in rows if row[1] is not None and row[6]]
         if with_vector:
             # vector_send: int16 dimensions, int16 unused, then each value as a big-endian
-            # float4.
+            # float4. Joined through views: sliced copies were a second copy of the subject's
+            # vectors in small blocks of the heap, in each of the requests worked on at once.
             dimensions = int.from_bytes(with_vector[0][1][:2], "big")
-            matrix = np.frombuffer(b"".join(bytes(row[1][4:]) for row in with_vector),
+            matrix = np.frombuffer(b"".join(memoryview(row[1])[4:] for row in with_vector),
                                    dtype=">f4").reshape(len(with_vector), dimensions)
         else:
-            matrix = np.zeros((0, 0))
+            matrix = np.zeros((0, 0), dtype=np.float32)
         return SubjectRows(
             ids=[row[0] for row in rows],
             documents=[bm25.Document(length=int(row[5]),
@@ -119,7 +124,7 @@ class PendingRows:
             eligible=[bool(row[6]) for row in rows],
             terms=frozenset(rows[0][2]),
             vector_ids=[row[0] for row in with_vector],
-            matrix=matrix.astype(np.float64))
+            matrix=matrix.astype(np.float32))
 
 
 def send(conn: psycopg.Connection[Any], *, subject: str, states: Sequence[str],

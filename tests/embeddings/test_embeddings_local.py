@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import threading
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -69,3 +70,25 @@ def test_concurrent_first_load_constructs_once(monkeypatch: pytest.MonkeyPatch) 
         t.join()
     assert len(calls) == 1
     assert len(results) == 8 and all(r is results[0] for r in results)
+
+
+def resident_kb(path: Path) -> int:
+    """KB of ``path``'s mappings in this process that are resident (Linux smaps)."""
+    total, inside = 0, False
+    for line in Path("/proc/self/smaps").read_text().splitlines():
+        fields = line.split()
+        if "-" in fields[0] and len(fields) >= 5 and not fields[0].endswith(":"):
+            inside = len(fields) >= 6 and fields[5] == str(path)
+        elif inside and fields[0] == "Rss:":
+            total += int(fields[1])
+    return total
+
+
+@pytest.mark.skipif(not Path("/proc/self/smaps").exists(), reason="Linux only")
+def test_loaded_model_has_every_weight_resident() -> None:
+    """The weights file is mapped; once the model is loaded all of it is resident, not only the
+    pages the texts so far happened to read, so the process does not grow afterwards as new
+    words read new rows of the embedding matrix."""
+    load_model()
+    weights = (Path(local.default_model_path()) / "model.safetensors").resolve()
+    assert resident_kb(weights) * 1024 >= 0.95 * weights.stat().st_size

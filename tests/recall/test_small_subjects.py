@@ -108,6 +108,9 @@ def test_a_memory_without_a_vector_is_a_keyword_candidate_only(seeded: uuid.UUID
     assert rows is not None
     (missing,) = set(rows.ids) - set(rows.vector_ids)
     assert len(rows.vector_ids) == len(rows.ids) - 1 == rows.matrix.shape[0]
+    # Held at the vectors' stored precision while the query embeds, not widened (a recall in
+    # flight holds its subject's vectors: twice the memory per request).
+    assert rows.matrix.dtype == np.float32
     assert missing in {m for m, _ in rows.keyword(40)}
     assert missing not in {m for m, _ in rows.nearest([1.0] * 384, 1000)}
 
@@ -136,7 +139,7 @@ def _rows(ids: list[uuid.UUID], matrix: list[list[float]],
                                           frequencies=frequencies)
                             for i, frequencies in enumerate(held)],
         eligible=[True] * len(ids), terms=frozenset(terms or set()), vector_ids=ids,
-        matrix=np.array(matrix))
+        matrix=np.array(matrix, dtype=np.float32))
 
 
 def test_ranking_here_breaks_ties_by_id_and_puts_a_zero_vector_last() -> None:
