@@ -380,7 +380,7 @@ def _vector_list_recall(owner: str, tenant_id: uuid.UUID, asks: list[tuple[str, 
         for subject, query in asks:
             with db.read_pipeline(tenant_id, settings=candidates.scan_settings()) as conn:
                 rows = small_subjects.send(conn, subject=subject, states=["active"],
-                                           query=query).result()
+                                           terms=[]).result()
                 found = (rows.nearest(vectors[query], 10) if rows is not None
                          else candidates.send(conn, subject=subject, states=["active"], n=10,
                                               embedding=vectors[query]).result().vector)

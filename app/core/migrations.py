@@ -19,7 +19,7 @@ log = logging.getLogger(__name__)
 ROOT = Path(__file__).resolve().parents[2]
 MIGRATION_LOCK = 0x4C45_5448  # arbitrary constant: one migrator at a time per database
 KEYWORD_MATCHES = "public.lethe_keyword_matches(text, text[], tsquery[], integer)"
-BM25 = "public.lethe_bm25(text, text[], text, integer, double precision, double precision)"
+BM25 = "public.lethe_bm25(text, text[], text[], integer, double precision, double precision)"
 
 
 def alembic_config() -> Config:

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from sqlmodel import Session, col, select
 
 from app.forgetting.models import Retraction
+from app.memories import sealing
 from app.tenant_settings import service as tenant_settings
 
 
@@ -23,8 +24,10 @@ def record(
     if about is not None and not tenant_settings.get(
             session, tenant_id=tenant_id).retractions.keep_about:
         about = None
+    retraction_id = uuid.uuid4()
     retraction = Retraction(
-        tenant_id=tenant_id, subject=subject, about=about,
+        id=retraction_id, tenant_id=tenant_id, subject=subject,
+        sealed_about=sealing.seal_about(tenant_id, subject, retraction_id, about),
         memory_ids=[str(memory_id) for memory_id in memory_ids], memory_count=len(memory_ids),
     )
     session.add(retraction)
@@ -46,8 +49,15 @@ def erase_subject(session: Session, *, tenant_id: uuid.UUID, subject: str, marke
     subject by ``marker``; their dates, counts and memory IDs stay. Returns how many."""
     rows = of_subject(session, tenant_id=tenant_id, subject=subject)
     for retraction in rows:
-        retraction.about = None
+        retraction.sealed_about = None
         retraction.subject = marker
         session.add(retraction)
     session.flush()
     return len(rows)
+
+
+
+def about_of(retraction: Retraction) -> str | None:
+    """A record's `about` phrase, opened."""
+    return sealing.open_about(retraction.tenant_id, retraction.subject, retraction.id,
+                              retraction.sealed_about)
