@@ -6,7 +6,7 @@ import uuid
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Request, status
-from fastapi.responses import HTMLResponse, Response
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from app.core import uow
 from app.embeddings.runtime import embed_soon
@@ -35,6 +35,13 @@ GRAPH_NODES = 50
 MAX_NODES = 200
 
 
+def _memory_id(value: str) -> uuid.UUID | None:
+    try:
+        return uuid.UUID(value)
+    except ValueError:
+        return None
+
+
 def _state(value: str) -> MemoryState | None:
     try:
         state = MemoryState(value)
@@ -49,8 +56,13 @@ def search(
         max_length=2000)] = "", state: Text = "", cursor: Annotated[str, Query(
         max_length=512)] = "", page: Annotated[int, Query(ge=1, le=TEXT_RESULTS)] = 1,
 ) -> Response:
-    """Search memories by subject, text and state."""
+    """Search memories by subject, text and state, or go to one by its ID."""
     subject, q = subject.strip(), q.strip()
+    named = _memory_id(q)
+    if named is not None:
+        # An ID needs no subject: its lineage page (which answers 404 outside the tenant).
+        return RedirectResponse(request.url_for("console_lineage", memory_id=named).path,
+                                status_code=status.HTTP_303_SEE_OTHER)
     wanted = _state(state)
     context: dict[str, object] = {
         "viewer": viewer, "subject": subject, "q": q, "state": wanted.value if wanted else "",
@@ -59,7 +71,10 @@ def search(
     }
     code = status.HTTP_200_OK
     if q and not subject:
-        context["notice"] = "Text search looks within one subject: enter the subject too."
+        # Each subject's texts and search terms are sealed under its own key: words can be
+        # looked for within one subject, never across all of them.
+        context["notice"] = ("Texts are encrypted per subject, so text search looks within "
+                             "one subject: enter the subject too (or list by subject and state).")
     elif q and wanted is not None and wanted not in RANKED_STATES:
         context["notice"] = ("Text search ranks active and suspect memories only; clear the "
                              "text to list the subject's " + wanted.value + " memories.")
