@@ -27,10 +27,11 @@ log = logging.getLogger("alembic.runtime.migration")
 
 # Rows sealed per statement: one statement reads a batch's lexemes, one writes it back.
 BATCH = 500
-# What this revision rewrites. FORCE row-level security would hide every row from an owner
-# that is no superuser, so it is lifted while the rows are sealed (as in 0006), and the
-# tables are rewritten afterwards (CLUSTER: a new file, the old one unlinked at commit) so
-# their pages no longer hold the plaintext the updates left behind as dead tuples.
+# What this revision seals. FORCE row-level security would hide every row from an owner
+# that is no superuser, so it is lifted while the rows are sealed (as in 0006). The updates
+# leave the plaintext in dead tuples; `lethe migrate` rewrites these tables once this
+# transaction has committed (`app.core.migrations.REWRITTEN_AFTER`: VACUUM FULL, new files,
+# the old ones removed at the next checkpoint).
 TABLES = ("memory", "memory_version", "retraction", "subject_term", "subject_text")
 
 
@@ -56,13 +57,7 @@ def upgrade() -> None:
     op.execute(f"DROP FUNCTION {OLD_BM25_SIGNATURE}")
     op.execute(BM25_FN.format(terms="terms text[]", query_terms="terms"))
     op.execute(f"REVOKE EXECUTE ON FUNCTION {BM25_SIGNATURE} FROM PUBLIC")
-    _rewrite()
-
-
-def _rewrite() -> None:
     for table in TABLES:
-        op.execute(f"CLUSTER {table} USING pk_{table}")
-        op.execute(f"ALTER TABLE {table} SET WITHOUT CLUSTER")
         op.execute(f"ALTER TABLE {table} FORCE ROW LEVEL SECURITY")
 
 
