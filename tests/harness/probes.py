@@ -38,12 +38,11 @@ class Residue:
         parts = []
         for table, scoped in rows:
             name = sql.Identifier(table)
-            if table == "retraction":
-                # The caller's own `about` words may stay (unless erased): checked apart.
-                row_text = sql.SQL("(to_jsonb(r) - 'about')::text")
-                extra = sql.SQL(" OR coalesce(r.about, '') ~* %(nowhere)s")
-            else:
-                row_text, extra = sql.SQL("r::text"), sql.SQL("")
+            # Texts, metadata and `about` phrases are sealed (app/memories/sealing.py): their
+            # bytes match no word, so this finds what is stored in clear elsewhere (stored
+            # answers, payloads, subjects and sources); the machine's API reads, compared
+            # with the model, check what the sealed ones say.
+            row_text, extra = sql.SQL("r::text"), sql.SQL("")
             if table == "tenant":
                 scope = sql.SQL("r.id = %(tenant)s")
             elif scoped:
