@@ -8,8 +8,9 @@ from typing import Any
 
 import psycopg
 
-from app.memories import sealing, search_terms
+from app.memories import search_terms
 from app.recall import candidates
+from bench import sealed
 
 # (memory ID, subject, text, vector or None)
 Row = tuple[uuid.UUID, str, str, Sequence[float] | None]
@@ -24,15 +25,7 @@ def load(conn: psycopg.Connection[Any], tenant_id: uuid.UUID, rows: Sequence[Row
                       " FROM STDIN") as copy:
             for _, memory_id, subject, _, _ in versions:
                 copy.write_row((memory_id, tenant_id, subject, "preferential", "active", 1))
-        # Sealed and hashed as the store writes them, one subject's texts at a time.
-        stored: dict[uuid.UUID, tuple[bytes, str]] = {}
-        for subject in {row[2] for row in versions}:
-            mine = [row for row in versions if row[2] == subject]
-            key = sealing.key_for_writing(tenant_id, subject)
-            for row, document in zip(mine, search_terms.documents(
-                    conn, key, [row[3] for row in mine]), strict=True):
-                stored[row[0]] = (sealing.seal_text(tenant_id, subject, row[0], row[3]),
-                                  document)
+        stored = sealed.stored(conn, tenant_id, [(row[0], row[2], row[3]) for row in versions])
         with cur.copy("COPY memory_version (id, tenant_id, memory_id, seq, sealed_text,"
                       " search, embedding) FROM STDIN") as copy:
             for version_id, memory_id, _, _, vector in versions:
