@@ -14,6 +14,10 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
+import pytest
+
+from app.keys import subjects
+from tests import sealed
 
 SUBJECT = "user:at-rest"
 
@@ -84,3 +88,24 @@ def test_texts_corrections_metadata_and_about_phrases_are_in_no_file_of_the_data
         owner_conn.execute("DROP TABLE at_rest_control")
     assert found.pop(control.encode()), "the search found not even what was written in clear"
     assert {needle.decode(): files for needle, files in found.items() if files} == {}
+
+
+def test_a_sealed_text_moved_to_another_row_or_tenant_does_not_open(
+    client: Any, tenant: dict[str, Any], other_tenant: dict[str, Any],
+    owner_conn: psycopg.Connection[Any],
+) -> None:
+    """The row is bound into each ciphertext, and each tenant's subject has its own key: a
+    text copied onto another version, even of the same subject, or onto the same subject's
+    version in another tenant, is refused, never shown."""
+    porto, nurse, theirs = (
+        client.post("/v1/memories", headers=who["app"], json={"subject": SUBJECT, "text": text}
+                    ).json()["id"]
+        for who, text in ((tenant, "Lives in Porto."), (tenant, "Works as a nurse."),
+                          (other_tenant, "Lives in Oslo.")))
+    assert sealed.texts(owner_conn, "m.id = %s", (nurse,)) == ["Works as a nurse."]
+    for target in (nurse, theirs):
+        owner_conn.execute(
+            "UPDATE memory_version SET sealed_text = (SELECT sealed_text FROM memory_version"
+            " WHERE memory_id = %s) WHERE memory_id = %s", (porto, target))
+        with pytest.raises(subjects.Tampered):
+            sealed.texts(owner_conn, "m.id = %s", (target,))
