@@ -88,13 +88,14 @@ def main() -> None:
 
 
 def start_server(data_dir: Path, port: int, log: Path,
-                 settings: dict[str, str] | None = None) -> subprocess.Popen[str]:
+                 settings: dict[str, str] | None = None, *, cwd: Path = ROOT
+                 ) -> subprocess.Popen[str]:
     env = {name: value for name, value in os.environ.items()
            if not name.startswith("LETHE_") and name not in ("DATABASE_URL", "CELERY_BROKER_URL")}
     env.update({"LETHE_DATA_DIR": str(data_dir), "HF_HUB_OFFLINE": "1",
                 "TRANSFORMERS_OFFLINE": "1", **(settings or {})})
     return subprocess.Popen([sys.executable, "-m", "app.cli", "serve", "--port", str(port)],
-                            cwd=ROOT, env=env, stdout=log.open("w"),
+                            cwd=cwd, env=env, stdout=log.open("w"),
                             stderr=subprocess.STDOUT, text=True)
 
 

@@ -95,6 +95,9 @@ def staff_remove(request: Request, staff_id: uuid.UUID, officer: OfficerDep) -> 
     except StaffNotFound:
         return _render(request, officer, errors={"member": "No such member."},
                        status_code=status.HTTP_404_NOT_FOUND)
+    except LastOfficer as exc:
+        return _render(request, officer, errors={"member": exc.detail},
+                       status_code=status.HTTP_409_CONFLICT)
     return _done(request, "removed")
 
 

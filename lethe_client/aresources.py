@@ -231,6 +231,9 @@ class Staff(Resource):
     def list(self, *, page_size: int | None = None) -> AsyncIterator[m.StaffMember]:
         return self._t.items(lambda cursor: e.list_staff(page_size, cursor))
 
+    async def change_role(self, staff_id: e.Id, role: str) -> m.StaffMember:
+        return await self._t.run(e.change_staff_role(staff_id, role))
+
     async def remove(self, staff_id: e.Id) -> None:
         await self._t.run(e.remove_staff(staff_id))
 

@@ -310,6 +310,10 @@ def list_staff(limit: int | None, cursor: str | None) -> Call[m.Page[m.StaffMemb
                                                                       cursor=cursor))
 
 
+def change_staff_role(staff_id: Id, role: str) -> Call[m.StaffMember]:
+    return Call("PATCH", f"/v1/staff/{staff_id}", model(m.StaffMember), json={"role": role})
+
+
 def remove_staff(staff_id: Id) -> Call[None]:
     return Call("DELETE", f"/v1/staff/{staff_id}", nothing)
 

@@ -230,7 +230,13 @@ class Staff(Resource):
     def list(self, *, page_size: int | None = None) -> Iterator[m.StaffMember]:
         return self._t.items(lambda cursor: e.list_staff(page_size, cursor))
 
+    def change_role(self, staff_id: e.Id, role: str) -> m.StaffMember:
+        """Make a member an officer or a viewer; their console sessions end. `Conflict`
+        (slug `last-officer`) for the tenant's only officer."""
+        return self._t.run(e.change_staff_role(staff_id, role))
+
     def remove(self, staff_id: e.Id) -> None:
+        """`Conflict` (slug `last-officer`) for the tenant's only officer."""
         self._t.run(e.remove_staff(staff_id))
 
 

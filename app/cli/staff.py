@@ -1,4 +1,4 @@
-"""`lethe staff create`: a tenant's console staff from the command line."""
+"""`lethe staff create|role`: a tenant's console staff from the command line."""
 
 from __future__ import annotations
 
@@ -7,6 +7,8 @@ import uuid
 from typing import Annotated
 
 import typer
+
+from app.cli.arguments import Tenant, tenant_id_or_exit
 
 group = typer.Typer(help="manage a tenant's console staff", no_args_is_help=True)
 
@@ -62,3 +64,43 @@ def create_staff(tenant: str, email: str, role: str, password: str | None) -> in
     return 0
 
 
+
+
+@group.command("role")
+def set_role(
+    tenant: Tenant,
+    member: Annotated[str, typer.Option(help="the member's ID or email")],
+    role: Annotated[str, typer.Option(help="officer or viewer")],
+) -> int:
+    """Make a member an officer or a viewer; their console sessions end."""
+    return change_role(tenant, member, role)
+
+
+def change_role(tenant: str, member: str, role: str) -> int:
+    """`lethe staff role`: what `PATCH /v1/staff/{id}` does, for the installation's operator
+    (who may have to give a tenant an officer again, and knows them by email)."""
+    from pydantic import ValidationError
+
+    from app.audit import service as audit
+    from app.core import uow
+    from app.core.errors import LetheError
+    from app.staff import service as staff
+    from app.staff.schemas import StaffRoleChange
+
+    try:
+        body = StaffRoleChange.model_validate({"role": role})
+    except ValidationError:
+        print("lethe: role: choose officer or viewer", file=sys.stderr)
+        return 2
+    tenant_id = tenant_id_or_exit(tenant)
+    try:
+        with uow.unit_of_work(tenant_id) as session:
+            staff_id = staff.member_id(session, tenant_id=tenant_id, id_or_email=member)
+            changed = staff.change_role(session, tenant_id=tenant_id, staff_id=staff_id,
+                                        role=body.role, actor=audit.ADMIN)
+    except LetheError as error:
+        print(f"lethe: {error.detail}", file=sys.stderr)
+        return 1
+    print(f"lethe: staff member {changed.id} ({changed.email}) is {changed.role.value}; "
+          "their console sessions ended", flush=True)
+    return 0

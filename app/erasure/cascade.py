@@ -10,7 +10,8 @@
    in one commit. A worker killed mid-batch loses the batch's transaction and nothing else:
    the redelivery starts from the first target not done, so every count is exact.
 3. `finish`: the plan is walked once more (memories written meanwhile join it, and step 2
-   goes on); then what is not a memory goes: retraction `about` phrases, pending jobs and
+   goes on); then what is not a memory goes: retraction `about` phrases (the subject's, and
+   any other subject's retraction of a memory in the plan), pending jobs and
    stored answers that show the subject or an erased memory, access exports, the subject's
    sources (excluded by keyed digest only), and the subject and source names on the
    tombstones. The request ends `on_hold` (a hold kept something), `awaiting_artifacts`
@@ -172,7 +173,8 @@ def erase_rest(session: Session, request: ErasureRequest) -> None:
     counts["source_exclusions"] = counts.get("source_exclusions", 0) + sources.exclude_digests(
         session, tenant_id=tenant_id, hashed=set(hashed.values()), reason=REASON, actor=ACTOR)
     counts["retractions"] = counts.get("retractions", 0) + retractions.erase_subject(
-        session, tenant_id=tenant_id, subject=subject, marker=marker)
+        session, tenant_id=tenant_id, subject=subject, marker=marker
+    ) + retractions.erase_about_of(session, tenant_id=tenant_id, memory_ids=every)
     failed, redacted = operations.erase_mentions(
         session, needle=json.dumps(subject, ensure_ascii=False), memory_ids=every)
     counts["operations"] = counts.get("operations", 0) + failed

@@ -8,6 +8,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 
+from sqlalchemy import text
 from sqlmodel import Session, col, select
 
 from app.forgetting.models import Retraction
@@ -56,8 +57,25 @@ def erase_subject(session: Session, *, tenant_id: uuid.UUID, subject: str, marke
     return len(rows)
 
 
-
 def about_of(retraction: Retraction) -> str | None:
     """A record's `about` phrase, opened."""
     return sealing.open_about(retraction.tenant_id, retraction.subject, retraction.id,
                               retraction.sealed_about)
+
+
+_ERASE_ABOUT_OF = text("""
+    UPDATE retraction SET sealed_about = NULL
+    WHERE tenant_id = :tenant_id AND sealed_about IS NOT NULL AND memory_ids ?| :memory_ids
+""")
+
+
+def erase_about_of(session: Session, *, tenant_id: uuid.UUID,
+                   memory_ids: Sequence[uuid.UUID]) -> int:
+    """An erasure's part for what was derived from the subject's memories: a retraction of
+    any of ``memory_ids``, whoever's it is, loses its `about` phrase (the caller wrote it of
+    an erased memory, so it may repeat the erased text). Returns how many."""
+    if not memory_ids:
+        return 0
+    result = session.execute(_ERASE_ABOUT_OF, {
+        "tenant_id": tenant_id, "memory_ids": [str(memory_id) for memory_id in memory_ids]})
+    return int(result.rowcount or 0)  # type: ignore[attr-defined]

@@ -68,14 +68,15 @@ class Lethe:
             raise ToolError("Name the `subject`: whom the memory is about (e.g. a user ID).")
         return given
 
-    async def memory(self, memory_id: str) -> httpx.Response:
+    async def memory(self, memory_id: str, *, absent: str | None = None) -> httpx.Response:
         """GET a memory a tool is about to change; refused when the server is scoped to one
-        subject and the memory is about another.
+        subject and the memory is about another, and with ``absent`` as the tool error when
+        Lethe answers 404.
 
         Reading first and changing after is sound without a lock: a memory's subject never
         changes (no route edits it), so nothing done between this read and the change can
         move the memory into or out of scope, and the change names the very ID checked."""
-        found = await self.call("GET", memory_path(memory_id))
+        found = await self.call("GET", memory_path(memory_id), absent=absent)
         scoped = self.config.subject
         if scoped is not None and found.json().get("subject") != scoped:
             raise ToolError(f"Memory {memory_id} is not about subject {scoped!r}, the only "
@@ -83,7 +84,8 @@ class Lethe:
         return found
 
     async def call(self, method: str, path: str, *, body: Any = None,
-                   headers: dict[str, str] | None = None) -> httpx.Response:
+                   headers: dict[str, str] | None = None, absent: str | None = None,
+                   ) -> httpx.Response:
         async with httpx.AsyncClient(base_url=self.config.url, timeout=TIMEOUT) as client:
             try:
                 response = await client.request(
@@ -91,6 +93,8 @@ class Lethe:
                     headers={"Authorization": f"Bearer {self.config.api_key}", **(headers or {})})
             except httpx.HTTPError as error:
                 raise ToolError(f"Lethe at {self.config.url} did not answer: {error}") from None
+        if response.status_code == 404 and absent is not None:
+            raise ToolError(absent)
         if response.status_code >= 400:
             raise ToolError(_problem(response))
         return response
@@ -191,8 +195,16 @@ def build(config: Config) -> MCPServer:
     ) -> dict[str, Any]:
         """Forget one memory for good: its content is destroyed and its source is not
         re-imported. Use when the user asks to forget that exact fact."""
-        if lethe.config.subject is not None:
-            await lethe.memory(memory_id)
+        scoped = lethe.config.subject
+        if scoped is not None:
+            # Unscoped, forgetting a forgotten memory is done (DELETE answers 204 again). A
+            # forgotten memory reads as absent to every key, whoever it was about, so a
+            # scoped server cannot tell one of its subject's from another subject's or none:
+            # it answers the three alike, so another subject's memories stay unseen.
+            await lethe.memory(memory_id, absent=(
+                f"Memory {memory_id} is not one of subject {scoped!r}'s memories now: it was "
+                "forgotten already, or it does not exist or is about another subject. "
+                "Nothing was changed."))
         await lethe.call("DELETE", memory_path(memory_id))
         return {"forgotten": memory_id}
 

@@ -16,4 +16,4 @@ class LockShared(Conflict):
 
 
 class LastOfficer(Conflict):
-    slug, title = "last-officer", "The tenant's last officer cannot be demoted"
+    slug, title = "last-officer", "The tenant's last officer cannot be demoted or removed"

@@ -65,8 +65,9 @@ def members(
 def remove(session: Session, *, tenant_id: uuid.UUID, staff_id: uuid.UUID,
            actor: str) -> None:
     """Remove a member: they can no longer sign in; the row stays so the audit trail keeps
-    naming them. Removing a removed member changes nothing."""
-    staff = store.get(session, tenant_id=tenant_id, staff_id=staff_id, lock=True)
+    naming them. Removing a removed member changes nothing. `LastOfficer` (409) for the
+    tenant's last active officer, as for a demotion."""
+    staff = _locked_member(session, tenant_id=tenant_id, staff_id=staff_id)
     if staff is None:
         raise StaffNotFound()
     if staff.removed_at is not None:
@@ -79,25 +80,50 @@ def remove(session: Session, *, tenant_id: uuid.UUID, staff_id: uuid.UUID,
 def change_role(session: Session, *, tenant_id: uuid.UUID, staff_id: uuid.UUID,
                 role: StaffRole, actor: str) -> Staff:
     """Make an active member an officer or a viewer; their console sessions end (they sign
-    in again under the new role). `LastOfficer` (409) for the tenant's last active officer:
-    nobody would be left to manage staff in the console. The same role changes nothing."""
-    # Officers first, in ID order, then the member: every demotion takes the locks in the
-    # same order, so two officers demoting each other cannot both pass the count.
-    officers = store.lock_officers(session, tenant_id=tenant_id)
-    staff = store.get(session, tenant_id=tenant_id, staff_id=staff_id, lock=True)
+    in again under the new role). `LastOfficer` (409) for the tenant's last active officer.
+    The same role changes nothing."""
+    staff = _locked_member(session, tenant_id=tenant_id, staff_id=staff_id, changing=role)
     if staff is None or staff.removed_at is not None:
         raise StaffNotFound()
     if staff.role is role:
         return staff
-    if staff.role is StaffRole.officer and [o.id for o in officers] == [staff.id]:
-        raise LastOfficer("This is the tenant's only officer: make another member an "
-                          "officer first.")
     previous = staff.role
     store.set_role(session, staff, role)
     audit.record(session, tenant_id=tenant_id, actor=actor, action="staff.role_changed",
                  target_kind="staff", target_id=staff.id,
                  details={"role": role.value, "previous_role": previous.value})
     return staff
+
+
+def _locked_member(session: Session, *, tenant_id: uuid.UUID, staff_id: uuid.UUID,
+                   changing: StaffRole | None = None) -> Staff | None:
+    """The member, locked, about to be removed (``changing`` None) or given the role
+    ``changing``; `LastOfficer` (409) when that would leave the tenant without an active
+    officer: nobody would be left to manage staff in the console.
+
+    Officers first, in ID order, then the member: every removal and demotion takes the
+    locks in the same order, so two officers removing or demoting each other cannot both
+    pass the count."""
+    officers = store.lock_officers(session, tenant_id=tenant_id)
+    staff = store.get(session, tenant_id=tenant_id, staff_id=staff_id, lock=True)
+    if (staff is not None and staff.removed_at is None and changing is not StaffRole.officer
+            and staff.role is StaffRole.officer and [o.id for o in officers] == [staff.id]):
+        raise LastOfficer("This is the tenant's only officer: make another member an "
+                          "officer first.")
+    return staff
+
+
+def member_id(session: Session, *, tenant_id: uuid.UUID, id_or_email: str) -> uuid.UUID:
+    """The ID of the member named by their ID or by the email of an active member;
+    `StaffNotFound` (404) when no member of the tenant has that email."""
+    try:
+        return uuid.UUID(id_or_email)
+    except ValueError:
+        pass
+    staff = store.find_active(session, tenant_id=tenant_id, email=normalize_email(id_or_email))
+    if staff is None:
+        raise StaffNotFound()
+    return staff.id
 
 
 def emails(session: Session, *, tenant_id: uuid.UUID, staff_ids: list[uuid.UUID]

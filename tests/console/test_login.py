@@ -121,6 +121,8 @@ def test_bad_sign_ins_are_refused_alike(
     elif which == "empty":
         email, password = "", ""
     else:
+        # Another officer first: the tenant's last officer cannot be removed.
+        add_staff(client, tenant, role="officer", email="second@acme.example")
         deleted = client.delete(f"/v1/staff/{staff_officer['id']}", headers=tenant["compliance"])
         assert deleted.status_code == 204
     response = _login(client, email, password)
@@ -196,7 +198,9 @@ def test_removed_member_loses_the_session(
 ) -> None:
     sign_in_client(client, staff_officer)
     assert client.get("/console/", follow_redirects=False).status_code == 200
-    client.delete(f"/v1/staff/{staff_officer['id']}", headers=tenant["compliance"])
+    add_staff(client, tenant, role="officer", email="second@acme.example")
+    deleted = client.delete(f"/v1/staff/{staff_officer['id']}", headers=tenant["compliance"])
+    assert deleted.status_code == 204
     assert client.get("/console/", follow_redirects=False).status_code == 303
 
 

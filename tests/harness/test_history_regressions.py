@@ -104,3 +104,54 @@ def test_the_model_strikes_from_the_version_a_revert_made_current(
     state.forgotten_text_is_gone()
     state.nothing_comes_back()
     state.teardown()
+
+
+def test_an_erasure_clears_the_about_of_another_subjects_retraction_of_a_derived_memory(
+    client: Any, tenant: dict[str, Any], owner_conn: Any
+) -> None:
+    # Shrunk history (nightly size): with `about` phrases kept, ana's memory derived from one
+    # of ben's is forgotten by description, so her retraction's `about` repeats ben's words;
+    # an erasure of ben erases what was derived from his memories, and that phrase with it.
+    from app.erasure import tasks as erasure_tasks
+
+    settings = client.patch("/v1/settings", json={"retractions": {"keep_about": True}},
+                            headers=tenant["compliance"])
+    assert settings.status_code == 200, settings.text
+    ben = client.post("/v1/memories", json={"subject": "user:ben",
+                                            "text": "I play the zumbatrox."},
+                      headers=tenant["app"])
+    assert ben.status_code == 201, ben.text
+    ana = client.post("/v1/memories", json={"subject": "user:ana",
+                                            "text": "Ben plays the zumbatrox.",
+                                            "derived_from": [ben.json()["id"]]},
+                      headers=tenant["app"])
+    assert ana.status_code == 201, ana.text
+    forgot = client.post("/v1/forget", json={"subject": "user:ana",
+                                              "about": "the zumbatrox", "delete": True},
+                         headers=tenant["app"])
+    assert forgot.status_code == 200 and forgot.json()["forgotten"] == [ana.json()["id"]], (
+        forgot.text)
+    garden = client.post("/v1/memories", json={"subject": "user:ana",
+                                               "text": "I grow tomatoes in my garden."},
+                         headers=tenant["app"])
+    assert garden.status_code == 201, garden.text
+    kept = client.post("/v1/forget", json={"subject": "user:ana", "about": "tomatoes",
+                                           "delete": True}, headers=tenant["app"])
+    assert kept.status_code == 200 and kept.json()["forgotten"] == [garden.json()["id"]], (
+        kept.text)
+
+    filed = client.post("/v1/erasure-requests", json={"subject": "user:ben"},
+                        headers=tenant["app"])
+    assert filed.status_code == 202, filed.text
+    erasure_tasks.run(filed.json()["id"], tenant["id"])
+
+    recall = client.post("/v1/recall", json={"subject": "user:ana", "query": "zumbatrox"},
+                         headers=tenant["app"])
+    assert recall.status_code == 200, recall.text
+    abouts = [r.get("about") for r in recall.json()["retractions"]]
+    assert "the zumbatrox" not in abouts, abouts
+    # A retraction of ana's own, of nothing ben's erasure reaches, keeps its phrase.
+    assert "tomatoes" in abouts, abouts
+    stored = owner_conn.execute(
+        "SELECT count(*) FROM retraction WHERE about LIKE '%zumbatrox%'").fetchone()[0]
+    assert stored == 0

@@ -153,6 +153,21 @@ async def _refuses_other_subjects_memories(session: ClientSession, lethe_url: st
     assert corrected["memory"]["text"] == "I live in Bergen."
     assert (await _call(session, "forget", memory_id=mine)) == {"forgotten": mine}
 
+    # Forgotten, a memory reads as absent to every key: the scoped server answers a second
+    # forget of its subject's memory as it answers another subject's forgotten memory or no
+    # memory at all.
+    forgotten_theirs = _remember_over_http(lethe_url, app_key, OTHER_SUBJECT, "I skate.")
+    assert httpx.delete(f"{lethe_url}/v1/memories/{forgotten_theirs}",
+                        headers={"Authorization": f"Bearer {app_key}"}).status_code == 204
+    answers = set()
+    for memory_id in (mine, forgotten_theirs, str(uuid.uuid4())):
+        again = await session.call_tool("forget", {"memory_id": memory_id})
+        assert again.is_error, again.content
+        text = again.content[0].text  # type: ignore[union-attr]
+        assert "forgotten already" in text and "Nothing was changed" in text
+        answers.add(text.replace(memory_id, "ID"))
+    assert len(answers) == 1, answers
+
     # A run name both subjects' agents used: closing it evicts only the scoped subject's part.
     run = f"shared-run-{uuid.uuid4().hex[:8]}"
     their_scratch = _remember_over_http(lethe_url, app_key, OTHER_SUBJECT, "I am packing.",

@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 import pytest
 
-from lethe_client import AsyncLethe, MemoryWritten, NotFound, PreconditionFailed
+from lethe_client import AsyncLethe, Conflict, MemoryWritten, NotFound, PreconditionFailed
 from tests.sdk.conftest import Recorder
 
 
@@ -46,3 +46,19 @@ def test_the_async_client_writes_lists_corrects_and_maps_problems(
     assert len(writes) == 3 and len({entry[3] for entry in writes}) == 3, "a key per call"
     pages = [entry for entry in recorder.seen if entry[:2] == ("GET", "/v1/memories")]
     assert len(pages) == 2
+
+
+async def _staff_scenario(server: str, keys: dict[str, Any]) -> None:
+    async with AsyncLethe(server, keys["compliance"]) as officer:
+        ada = await officer.staff.create("ada@example.com", "officer")
+        bob = await officer.staff.create("bob@example.com", "viewer")
+        assert (await officer.staff.change_role(bob.id, "officer")).role == "officer"
+        await officer.staff.remove(ada.id)
+        with pytest.raises(Conflict) as last:
+            await officer.staff.change_role(bob.id, "viewer")
+        assert last.value.slug == "last-officer"
+        assert [(m.id, m.role) async for m in officer.staff.list()] == [(bob.id, "officer")]
+
+
+def test_the_async_client_changes_a_staff_role(server: str, keys: dict[str, Any]) -> None:
+    asyncio.run(_staff_scenario(server, keys))

@@ -13,6 +13,7 @@ from app.core import uow
 from app.tenant_settings import service as tenant_settings
 from app.tenant_settings.schemas import SettingsPatch
 from lethe_client import (
+    Conflict,
     Forbidden,
     ForgetRequestHandled,
     LegalHold,
@@ -156,3 +157,27 @@ def test_ingest_is_applied_by_the_worker_and_polled(server: str, keys: dict[str,
         assert operation.result is not None
         stored = [lethe.memories.get(mid).text for mid in operation.result["memory_ids"]]
         assert stored == ["I work as a nurse."]
+
+
+def test_staff_roles_change_and_the_last_officer_stays(server: str, keys: dict[str, Any]
+                                                       ) -> None:
+    with Lethe(server, keys["compliance"]) as officer, Lethe(server, keys["app"]) as app:
+        ada = officer.staff.create("ada@example.com", "officer")
+        bob = officer.staff.create("bob@example.com", "viewer")
+        promoted = officer.staff.change_role(bob.id, "officer")
+        assert (promoted.id, promoted.email, promoted.role) == (bob.id, bob.email, "officer")
+        assert officer.staff.change_role(ada.id, "viewer").role == "viewer"
+        assert [(m.id, m.role) for m in officer.staff.list()] == [
+            (ada.id, "viewer"), (bob.id, "officer")]
+        for refused in (lambda: officer.staff.change_role(bob.id, "viewer"),
+                        lambda: officer.staff.remove(bob.id)):
+            with pytest.raises(Conflict) as last:
+                refused()
+            assert last.value.status == 409 and last.value.slug == "last-officer"
+        with pytest.raises(NotFound) as missing:
+            officer.staff.change_role(uuid.uuid4(), "officer")
+        assert missing.value.slug == "staff-not-found"
+        with pytest.raises(Forbidden):
+            app.staff.change_role(ada.id, "officer")
+        officer.staff.remove(ada.id)
+        assert [(m.id, m.role) for m in officer.staff.list()] == [(bob.id, "officer")]

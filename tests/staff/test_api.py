@@ -152,7 +152,9 @@ def test_every_change_is_audited_with_its_actor_and_without_credentials(
     client: Any, tenant: dict[str, Any], owner_conn: Any
 ) -> None:
     member = _create(client, tenant["compliance"], email="ada@example.com").json()
-    client.delete(f"/v1/staff/{member['id']}", headers=tenant["compliance"])
+    _create(client, tenant["compliance"], email="bob@example.com")  # so Ada is not the last
+    assert client.delete(f"/v1/staff/{member['id']}",
+                         headers=tenant["compliance"]).status_code == 204
     events = client.get(f"/v1/audit?target_id={member['id']}",
                         headers=tenant["compliance"]).json()["data"]
     actor = f"key:{_compliance_key_id(client, tenant)}"
@@ -199,6 +201,32 @@ def test_the_last_officer_cannot_be_demoted(client: Any, tenant: dict[str, Any])
     roles = [m["role"] for m in client.get("/v1/staff", headers=tenant["compliance"]
                                            ).json()["data"]]
     assert roles == ["officer", "viewer"]
+
+
+def test_the_last_officer_cannot_be_removed(client: Any, tenant: dict[str, Any]) -> None:
+    ada = _create(client, tenant["compliance"], email="ada@example.com").json()
+    bob = _create(client, tenant["compliance"], email="bob@example.com", role="viewer").json()
+    refused = client.delete(f"/v1/staff/{ada['id']}", headers=tenant["compliance"])
+    assert refused.status_code == 409
+    assert refused.headers["content-type"].startswith("application/problem+json")
+    assert refused.json()["type"] == PROBLEMS + "last-officer"
+    assert refused.json()["status"] == 409
+    # A viewer may go; the officer stays listed, and nothing was audited as removed.
+    assert client.delete(f"/v1/staff/{bob['id']}", headers=tenant["compliance"]).status_code \
+        == 204
+    listed = client.get("/v1/staff", headers=tenant["compliance"]).json()["data"]
+    assert [(m["id"], m["role"]) for m in listed] == [(ada["id"], "officer")]
+    removals = client.get(f"/v1/audit?target_id={ada['id']}&action=staff.removed",
+                          headers=tenant["compliance"]).json()["data"]
+    assert removals == []
+    # With a second officer the first may go, and then the second is the last.
+    carol = _create(client, tenant["compliance"], email="carol@example.com").json()
+    assert client.delete(f"/v1/staff/{ada['id']}", headers=tenant["compliance"]).status_code \
+        == 204
+    assert client.delete(f"/v1/staff/{ada['id']}", headers=tenant["compliance"]).status_code \
+        == 204
+    last = client.delete(f"/v1/staff/{carol['id']}", headers=tenant["compliance"])
+    assert last.status_code == 409 and last.json()["type"] == PROBLEMS + "last-officer"
 
 
 def test_a_role_change_names_an_active_member_of_this_tenant_and_a_role(

@@ -1,4 +1,4 @@
-"""`lethe staff create`: the command line adds a staff member as the API does."""
+"""`lethe staff create|role`: the command line adds staff and changes roles as the API does."""
 
 from __future__ import annotations
 
@@ -62,3 +62,50 @@ def test_staff_create_refuses_what_the_api_refuses(tenant: dict[str, Any]) -> No
     taken = _lethe("staff", "create", "--tenant", tenant["id"], "--email", "ADA@example.com",
                    "--role", "viewer")
     assert taken.returncode == 1 and "email" in taken.stderr
+
+
+def test_staff_role_changes_a_member_named_by_email_or_id_as_the_api_does(
+    client: Any, tenant: dict[str, Any], owner_conn: Any
+) -> None:
+    def add(email: str, role: str) -> dict[str, Any]:
+        made = client.post("/v1/staff", headers=tenant["compliance"],
+                           json={"email": email, "role": role})
+        assert made.status_code == 201, made.text
+        return dict(made.json())
+
+    ada, bob = add("ada@example.com", "officer"), add("bob@example.com", "viewer")
+    (generation,) = owner_conn.execute(
+        "SELECT session_generation FROM staff WHERE id = %s", (bob["id"],)).fetchone()
+    promoted = _lethe("staff", "role", "--tenant", tenant["id"], "--member", "BOB@example.com",
+                      "--role", "officer")
+    assert promoted.returncode == 0, promoted.stderr
+    assert bob["id"] in promoted.stdout and "officer" in promoted.stdout
+    demoted = _lethe("staff", "role", "--tenant", tenant["id"], "--member", ada["id"],
+                     "--role", "viewer")
+    assert demoted.returncode == 0, demoted.stderr
+    listed = client.get("/v1/staff", headers=tenant["compliance"]).json()["data"]
+    assert [(m["id"], m["role"]) for m in listed] == [(ada["id"], "viewer"),
+                                                       (bob["id"], "officer")]
+    # The member's console sessions ended with the change.
+    (after,) = owner_conn.execute(
+        "SELECT session_generation FROM staff WHERE id = %s", (bob["id"],)).fetchone()
+    assert after == generation + 1
+    events = client.get(f"/v1/audit?target_id={bob['id']}&action=staff.role_changed",
+                        headers=tenant["compliance"]).json()["data"]
+    assert [(e["actor"], e["details"]) for e in events] == [
+        ("admin", {"role": "officer", "previous_role": "viewer"})]
+
+    last = _lethe("staff", "role", "--tenant", tenant["id"], "--member", bob["id"],
+                  "--role", "viewer")
+    assert last.returncode == 1 and "only officer" in last.stderr
+    unknown = _lethe("staff", "role", "--tenant", tenant["id"], "--member",
+                     "nobody@example.com", "--role", "officer")
+    assert unknown.returncode == 1 and "No such staff member" in unknown.stderr
+    bad_role = _lethe("staff", "role", "--tenant", tenant["id"], "--member", bob["id"],
+                      "--role", "admin")
+    assert bad_role.returncode == 2 and "role" in bad_role.stderr
+    bad_tenant = _lethe("staff", "role", "--tenant", "acme", "--member", bob["id"],
+                        "--role", "viewer")
+    assert bad_tenant.returncode == 2
+    listed = client.get("/v1/staff", headers=tenant["compliance"]).json()["data"]
+    assert [m["role"] for m in listed] == ["viewer", "officer"]

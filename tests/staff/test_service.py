@@ -75,27 +75,36 @@ def test_a_hash_with_old_parameters_is_replaced_at_sign_in(
     assert _verify(tenant_id, "ada@example.com", PASSWORD) == member
 
 
-def test_two_officers_demoting_each_other_at_once_leave_one_officer(
-    tenant: dict[str, Any], owner_conn: Any
+def _take_away(session: Any, tenant_id: uuid.UUID, staff_id: uuid.UUID, how: str) -> None:
+    """Take an officer's role away, by demotion or by removal."""
+    if how == "demote":
+        staff.change_role(session, tenant_id=tenant_id, staff_id=staff_id,
+                          role=StaffRole.viewer, actor="admin")
+    else:
+        staff.remove(session, tenant_id=tenant_id, staff_id=staff_id, actor="admin")
+
+
+@pytest.mark.parametrize("first_how,second_how", [
+    ("demote", "demote"), ("remove", "remove"), ("demote", "remove"), ("remove", "demote")])
+def test_two_officers_demoting_or_removing_each_other_at_once_leave_one_officer(
+    tenant: dict[str, Any], owner_conn: Any, first_how: str, second_how: str
 ) -> None:
     tenant_id = uuid.UUID(tenant["id"])
     first, second = _member(tenant_id, "ada@example.com"), _member(tenant_id, "bob@example.com")
     outcome: list[object] = []
 
-    def demote_second() -> None:
+    def take_second() -> None:
         try:
             with uow.unit_of_work(tenant_id) as session:
-                staff.change_role(session, tenant_id=tenant_id, staff_id=second,
-                                  role=StaffRole.viewer, actor="admin")
-            outcome.append("demoted")
+                _take_away(session, tenant_id, second, second_how)
+            outcome.append("done")
         except LastOfficer as exc:
             outcome.append(exc)
 
     with uow.unit_of_work(tenant_id) as session:
-        staff.change_role(session, tenant_id=tenant_id, staff_id=first, role=StaffRole.viewer,
-                          actor="admin")
-        # The second demotion starts while the first is uncommitted, and must wait for it.
-        other = threading.Thread(target=demote_second)
+        _take_away(session, tenant_id, first, first_how)
+        # The second change starts while the first is uncommitted, and must wait for it.
+        other = threading.Thread(target=take_second)
         other.start()
         for _ in range(500):
             waiting = owner_conn.execute(
@@ -106,9 +115,10 @@ def test_two_officers_demoting_each_other_at_once_leave_one_officer(
             time.sleep(0.01)
     other.join(timeout=30)
     assert len(outcome) == 1 and isinstance(outcome[0], LastOfficer), outcome
-    roles = dict(owner_conn.execute(
-        "SELECT id, role FROM staff WHERE tenant_id = %s", (tenant["id"],)).fetchall())
-    assert sorted(roles.values()) == ["officer", "viewer"]
-    with pytest.raises(LastOfficer), uow.unit_of_work(tenant_id) as session:
-        staff.change_role(session, tenant_id=tenant_id, staff_id=second,
-                          role=StaffRole.viewer, actor="admin")
+    officers = owner_conn.execute(
+        "SELECT id FROM staff WHERE tenant_id = %s AND role = 'officer' AND removed_at IS NULL",
+        (tenant["id"],)).fetchall()
+    assert [row[0] for row in officers] == [second]
+    for how in ("demote", "remove"):
+        with pytest.raises(LastOfficer), uow.unit_of_work(tenant_id) as session:
+            _take_away(session, tenant_id, second, how)
