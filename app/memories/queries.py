@@ -113,10 +113,10 @@ def version_rows(session: Session, memory: Memory) -> list[VersionPublic]:
     statement = select(MemoryVersion).where(
         MemoryVersion.memory_id == memory.id
     ).order_by(col(MemoryVersion.seq))
+    opener = sealing.Opener()
     return [
         VersionPublic(id=v.id, seq=v.seq, created_at=v.created_at,
-                      text=sealing.open_text(memory.tenant_id, memory.subject, v.id,
-                                             v.sealed_text),
+                      text=opener.text(memory.tenant_id, memory.subject, v.id, v.sealed_text),
                       current=v.id == memory.current_version_id)
         for v in session.exec(statement)
     ]
@@ -240,8 +240,9 @@ class OpenedVersion:
 
 def _opened(rows: Any) -> list[OpenedVersion]:
     """Rows of (tenant_id, subject, version) as opened versions."""
+    opener = sealing.Opener()
     return [OpenedVersion(id=v.id, memory_id=v.memory_id, seq=v.seq, created_at=v.created_at,
-                          text=sealing.open_text(tenant_id, subject, v.id, v.sealed_text))
+                          text=opener.text(tenant_id, subject, v.id, v.sealed_text))
             for tenant_id, subject, v in rows]
 
 
@@ -266,9 +267,10 @@ def with_current_texts(
     session: Session, *, tenant_id: uuid.UUID, ids: Sequence[uuid.UUID], states: Sequence[str]
 ) -> dict[uuid.UUID, tuple[Memory, str]]:
     """Those of ``ids`` in one of ``states``, each with its current text."""
+    opener = sealing.Opener()
     return {
-        memory.id: (memory, sealing.open_text(memory.tenant_id, memory.subject, version.id,
-                                              version.sealed_text))
+        memory.id: (memory, opener.text(memory.tenant_id, memory.subject, version.id,
+                                        version.sealed_text))
         for memory, version in session.exec(
             select(Memory, MemoryVersion)
             .join(MemoryVersion, col(MemoryVersion.id) == col(Memory.current_version_id))
@@ -298,8 +300,9 @@ def stated(session: Session, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, Stated
         .join(MemoryVersion, col(MemoryVersion.id) == col(Memory.current_version_id))
         .where(col(Memory.id).in_(list(ids)), col(Memory.state).in_(LIVE))
     ).all()
-    return {row[0]: Stated(row[0], row[2], row[1],
-                           sealing.open_text(row[5], row[6], row[2], row[3]), row[4])
+    opener = sealing.Opener()
+    return {row[0]: Stated(row[0], row[2], row[1], opener.text(row[5], row[6], row[2], row[3]),
+                           row[4])
             for row in rows}
 
 

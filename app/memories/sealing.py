@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from dataclasses import dataclass, field
 from typing import Any
 
 from app.keys import subjects
@@ -36,34 +37,69 @@ def key_for_reading(tenant_id: uuid.UUID, subject: str) -> SubjectKey | None:
 
 
 def seal(tenant_id: uuid.UUID, subject: str, column: tuple[str, uuid.UUID, str],
-         text: str) -> bytes:
-    """``text`` as stored in (table, row ID, column); empty: no bytes."""
+         text: str, *, key: SubjectKey | None = None) -> bytes:
+    """``text`` as stored in (table, row ID, column); empty: no bytes. ``key``: the
+    subject's, when the caller holds it already."""
     if not text:
         return EMPTY
-    return subjects.seal_text(key_for_writing(tenant_id, subject), text,
+    return subjects.seal_text(key or key_for_writing(tenant_id, subject), text,
                               aad=subjects.row_aad(*column))
 
 
-def open_sealed(tenant_id: uuid.UUID, subject: str, column: tuple[str, uuid.UUID, str],
-                sealed: bytes | None) -> str:
-    """What `seal` stored in (table, row ID, column), read: `subjects.Tampered` if it is not
-    that row's, empty if nothing was stored or the subject's key was destroyed."""
-    if not sealed:
-        return ""
-    key = key_for_reading(tenant_id, subject)
-    if key is None:
-        return ""
-    return subjects.open_text(key, bytes(sealed), aad=subjects.row_aad(*column))
+@dataclass
+class Opener:
+    """Opens the values of one read, asking the key store once per subject (each ask checks
+    the key still exists: an erasure in another process is seen at the next read)."""
+
+    _keys: dict[tuple[uuid.UUID, str], SubjectKey | None] = field(default_factory=dict)
+
+    def key(self, tenant_id: uuid.UUID, subject: str) -> SubjectKey | None:
+        slot = (tenant_id, subject)
+        if slot not in self._keys:
+            self._keys[slot] = key_for_reading(tenant_id, subject)
+        return self._keys[slot]
+
+    def open(self, tenant_id: uuid.UUID, subject: str, column: tuple[str, uuid.UUID, str],
+             sealed: bytes | None) -> str:
+        """What `seal` stored in (table, row ID, column), read: `subjects.Tampered` if it is
+        not that row's, empty if nothing was stored or the subject's key was destroyed."""
+        if not sealed:
+            return ""
+        key = self.key(tenant_id, subject)
+        if key is None:
+            return ""
+        return subjects.open_text(key, bytes(sealed), aad=subjects.row_aad(*column))
+
+    def text(self, tenant_id: uuid.UUID, subject: str, version_id: uuid.UUID,
+             sealed: bytes) -> str:
+        """A version's text as stored, read."""
+        return self.open(tenant_id, subject, ("memory_version", version_id, "text"), sealed)
+
+    def metadata(self, tenant_id: uuid.UUID, subject: str, memory_id: uuid.UUID,
+                 sealed: bytes | None) -> dict[str, Any]:
+        """A memory's metadata as stored, read."""
+        opened = self.open(tenant_id, subject, ("memory", memory_id, "metadata"), sealed)
+        metadata: dict[str, Any] = json.loads(opened) if opened else {}
+        return metadata
+
+    def about(self, tenant_id: uuid.UUID, subject: str, retraction_id: uuid.UUID,
+              sealed: bytes | None) -> str | None:
+        """A retraction's `about` phrase as stored, read (None once the key is destroyed)."""
+        if sealed is None:
+            return None
+        return self.open(tenant_id, subject, ("retraction", retraction_id, "about"),
+                         sealed) or None
 
 
-def seal_text(tenant_id: uuid.UUID, subject: str, version_id: uuid.UUID, text: str) -> bytes:
+def seal_text(tenant_id: uuid.UUID, subject: str, version_id: uuid.UUID, text: str, *,
+              key: SubjectKey | None = None) -> bytes:
     """A version's text as stored."""
-    return seal(tenant_id, subject, ("memory_version", version_id, "text"), text)
+    return seal(tenant_id, subject, ("memory_version", version_id, "text"), text, key=key)
 
 
 def open_text(tenant_id: uuid.UUID, subject: str, version_id: uuid.UUID, sealed: bytes) -> str:
-    """A version's text as stored, read."""
-    return open_sealed(tenant_id, subject, ("memory_version", version_id, "text"), sealed)
+    """A version's text as stored, read (`Opener.text` for many)."""
+    return Opener().text(tenant_id, subject, version_id, sealed)
 
 
 def seal_metadata(tenant_id: uuid.UUID, subject: str, memory_id: uuid.UUID,
@@ -76,9 +112,7 @@ def seal_metadata(tenant_id: uuid.UUID, subject: str, memory_id: uuid.UUID,
 def open_metadata(tenant_id: uuid.UUID, subject: str, memory_id: uuid.UUID,
                   sealed: bytes | None) -> dict[str, Any]:
     """A memory's metadata as stored, read."""
-    opened = open_sealed(tenant_id, subject, ("memory", memory_id, "metadata"), sealed)
-    metadata: dict[str, Any] = json.loads(opened) if opened else {}
-    return metadata
+    return Opener().metadata(tenant_id, subject, memory_id, sealed)
 
 
 def seal_about(tenant_id: uuid.UUID, subject: str, retraction_id: uuid.UUID,
@@ -91,8 +125,5 @@ def seal_about(tenant_id: uuid.UUID, subject: str, retraction_id: uuid.UUID,
 
 def open_about(tenant_id: uuid.UUID, subject: str, retraction_id: uuid.UUID,
                sealed: bytes | None) -> str | None:
-    """A retraction's `about` phrase as stored, read (None once the key is destroyed)."""
-    if sealed is None:
-        return None
-    return open_sealed(tenant_id, subject, ("retraction", retraction_id, "about"),
-                       sealed) or None
+    """A retraction's `about` phrase as stored, read."""
+    return Opener().about(tenant_id, subject, retraction_id, sealed)

@@ -64,18 +64,19 @@ _VIEWS = sql(
 )
 
 
-def public(row: Mapping[Any, Any]) -> MemoryPublic:
+def public(row: Mapping[Any, Any], opener: sealing.Opener | None = None) -> MemoryPublic:
     """A memory as the API shows it, from a row of `PUBLIC_COLUMNS` (its text and metadata
-    opened here)."""
+    opened here; ``opener``: one read's, for many rows)."""
     tenant_id, subject = row["tenant_id"], row["subject"]
+    opener = opener or sealing.Opener()
     return MemoryPublic(
         id=row["id"], subject=subject,
-        text=sealing.open_text(tenant_id, subject, row["version_id"], row["sealed_text"]),
+        text=opener.text(tenant_id, subject, row["version_id"], row["sealed_text"]),
         revision=row["revision"],
         version=VersionRef(id=row["version_id"], seq=row["version_seq"]),
         state=MemoryState(row["state"]), volatility=row["volatility"], key=row["key"],
         source=row["source"], depends_on=row["depends_on"],
-        metadata=sealing.open_metadata(tenant_id, subject, row["id"], row["sealed_metadata"]),
+        metadata=opener.metadata(tenant_id, subject, row["id"], row["sealed_metadata"]),
         superseded_by=row["superseded_by"], flags=row["flags"], created_at=row["created_at"],
         updated_at=row["updated_at"], last_validated_at=row["last_validated_at"],
         observed_at=row["observed_at"], session=row["session"],
@@ -90,7 +91,8 @@ def views(
         return []
     session.flush()  # a textual statement does not autoflush: read what this session wrote
     rows = session.execute(_VIEWS, {"tenant_id": tenant_id, "ids": [str(i) for i in ids]})
-    found = {view.id: view for view in map(public, rows.mappings())}
+    opener = sealing.Opener()
+    found = {view.id: view for view in (public(row, opener) for row in rows.mappings())}
     return [found[memory_id] for memory_id in ids if memory_id in found]
 
 
@@ -448,7 +450,8 @@ def _sealed(session: Session, memory: Memory,
     key = sealing.key_for_writing(memory.tenant_id, memory.subject)
     terms = search_terms.documents(db.driver_connection(session), key, list(texts.values()))
     return {version_id: {
-        "sealed_text": sealing.seal_text(memory.tenant_id, memory.subject, version_id, text),
+        "sealed_text": sealing.seal_text(memory.tenant_id, memory.subject, version_id, text,
+                                         key=key),
         "search": document,
     } for (version_id, text), document in zip(texts.items(), terms, strict=True)}
 

@@ -189,12 +189,13 @@ class PendingLexical:
         keyword = self.keyword
         if isinstance(keyword, candidates.PendingLists):
             keyword = keyword.result().keyword
+        opener = sealing.Opener()
         return Lexical(
             keyword=keyword,
             retractions=[
                 RetractionPublic(id=row["id"], created_at=row["created_at"],
-                                 about=sealing.open_about(self.tenant_id, self.subject,
-                                                          row["id"], row["sealed_about"]),
+                                 about=opener.about(self.tenant_id, self.subject, row["id"],
+                                                    row["sealed_about"]),
                                  memory_count=row["memory_count"])
                 for row in self.retractions.fetchall()
             ],
@@ -281,9 +282,10 @@ def _load(
         return {}, {}
     views: dict[uuid.UUID, MemoryPublic] = {}
     history: dict[uuid.UUID, list[MemoryPublic]] = {}
+    opener = sealing.Opener()
     with conn.cursor(row_factory=dict_row) as cursor:
         for row in cursor.execute(_LOAD_SQL, {"ids": ids, "states": states}).fetchall():
-            view = memories.public(row)
+            view = memories.public(row, opener)
             if row["is_history"]:
                 assert view.superseded_by is not None
                 history.setdefault(view.superseded_by, []).append(view)
