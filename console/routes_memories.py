@@ -6,7 +6,7 @@ import uuid
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Request, status
-from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from fastapi.responses import HTMLResponse, Response
 
 from app.core import uow
 from app.embeddings.runtime import embed_soon
@@ -35,13 +35,6 @@ GRAPH_NODES = 50
 MAX_NODES = 200
 
 
-def _memory_id(value: str) -> uuid.UUID | None:
-    try:
-        return uuid.UUID(value)
-    except ValueError:
-        return None
-
-
 def _state(value: str) -> MemoryState | None:
     try:
         state = MemoryState(value)
@@ -56,13 +49,8 @@ def search(
         max_length=2000)] = "", state: Text = "", cursor: Annotated[str, Query(
         max_length=512)] = "", page: Annotated[int, Query(ge=1, le=TEXT_RESULTS)] = 1,
 ) -> Response:
-    """Search memories by subject, text and state, or go to one by its ID."""
+    """Search memories by subject, text and state."""
     subject, q = subject.strip(), q.strip()
-    named = _memory_id(q)
-    if named is not None:
-        # An ID needs no subject: its lineage page (which answers 404 outside the tenant).
-        return RedirectResponse(request.url_for("console_lineage", memory_id=named).path,
-                                status_code=status.HTTP_303_SEE_OTHER)
     wanted = _state(state)
     context: dict[str, object] = {
         "viewer": viewer, "subject": subject, "q": q, "state": wanted.value if wanted else "",
