@@ -13,6 +13,8 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
+from app.memories import sealing, search_terms
+
 
 @dataclass(frozen=True)
 class Seeded:
@@ -32,12 +34,18 @@ SELECT gen_random_uuid(), %(tenant)s, %(subject)s || CASE WHEN %(spread)s
 FROM generate_series(1, %(count)s) AS n
 RETURNING id
 """
-_VERSIONS = """
-INSERT INTO memory_version (id, tenant_id, memory_id, seq, text)
-SELECT gen_random_uuid(), %(tenant)s, m.id, s,
+# The versions' texts, then the versions sealed and hashed as the store writes them.
+_TEXTS = """
+SELECT gen_random_uuid(), m.id, m.subject, s,
        %(word)s || ' fact ' || left(m.id::text, 8) || ' version ' || s
 FROM memory m CROSS JOIN generate_series(1, %(versions)s) AS s
 WHERE m.tenant_id = %(tenant)s AND m.id = ANY(%(ids)s)
+"""
+_VERSIONS = """
+INSERT INTO memory_version (id, tenant_id, memory_id, seq, sealed_text, search)
+SELECT v.id, %(tenant)s, v.memory_id, v.seq, v.sealed, v.search::tsvector
+FROM unnest(%(version_ids)s::uuid[], %(memory_ids)s::uuid[], %(seqs)s::int[],
+            %(sealed)s::bytea[], %(searches)s::text[]) AS v(id, memory_id, seq, sealed, search)
 """
 _CURRENT = """
 UPDATE memory m SET current_version_id = v.id, revision = v.seq
@@ -86,9 +94,24 @@ def _memories(conn: Any, tenant: str, subject: str, count: int, versions: int, w
         "tenant": tenant, "subject": subject, "count": count, "spread": spread,
         "sourced": sourced})]
     params = {"tenant": tenant, "ids": ids, "versions": versions, "word": word}
-    conn.execute(_VERSIONS, params)
+    conn.execute(_VERSIONS, {"tenant": tenant, **_sealed(conn, uuid.UUID(tenant), list(
+        conn.execute(_TEXTS, params)))})
     conn.execute(_CURRENT, params)
     return ids
+
+
+def _sealed(conn: Any, tenant_id: uuid.UUID, rows: list[Any]) -> dict[str, list[Any]]:
+    """The rows (version ID, memory ID, subject, seq, text) as `_VERSIONS` takes them."""
+    columns: dict[str, list[Any]] = {name: [] for name in (
+        "version_ids", "memory_ids", "seqs", "sealed", "searches")}
+    terms = search_terms.lexemes(conn, [row[4] for row in rows])
+    for (version_id, memory_id, subject, seq, text), lexemes in zip(rows, terms, strict=True):
+        key = sealing.key_for_writing(tenant_id, subject)
+        for name, value in zip(columns, (
+                version_id, memory_id, seq, sealing.seal_text(tenant_id, subject, version_id, text),
+                search_terms.document(key, lexemes)), strict=True):
+            columns[name].append(value)
+    return columns
 
 
 def _edges(conn: Any, tenant: str, kind: str, children: list[uuid.UUID],

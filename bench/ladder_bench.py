@@ -39,6 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import psycopg
 
+from bench import sealed
 from bench.common import create_tenant, one_value, take_routed_index, use_data_dir, vector_literal
 from bench.synthetic import memory_texts, subject_memories
 
@@ -327,7 +328,7 @@ def _copy(conn: psycopg.Connection[Any], tenant_id: uuid.UUID, seeds: list[Seed]
             at = NOW - timedelta(days=seed.age_days)
             memories.append((memory_id, tenant_id, seed.subject, seed.volatility, seed.state, 1,
                              version_id, json.dumps(seed.depends_on or {}), at, at, at, at))
-            versions.append((version_id, tenant_id, memory_id, 1, seed.text,
+            versions.append((version_id, tenant_id, memory_id, seed.subject, seed.text,
                              None if seed.embedding is None
                              else vector_literal(list(seed.embedding))))
         with cur.copy("COPY memory (id, tenant_id, subject, volatility, state, revision,"
@@ -337,10 +338,11 @@ def _copy(conn: psycopg.Connection[Any], tenant_id: uuid.UUID, seeds: list[Seed]
                 copy.write_row(row)
         # The versions' foreign keys and routing trigger (migration 0014) stay on.
         cur.execute("SET session_replication_role = origin")
-        with cur.copy("COPY memory_version (id, tenant_id, memory_id, seq, text, embedding)"
-                      " FROM STDIN") as copy:
+        columns = sealed.stored(conn, tenant_id, [(row[0], row[3], row[4]) for row in versions])
+        with cur.copy("COPY memory_version (id, tenant_id, memory_id, seq, sealed_text, search,"
+                      " embedding) FROM STDIN") as copy:
             for row in versions:
-                copy.write_row(row)
+                copy.write_row((*row[:3], 1, *columns[row[0]], row[5]))
     conn.commit()
 
 

@@ -48,7 +48,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 import httpx
 import psycopg
 
-from bench import synthetic, varied
+from bench import sealed, synthetic, varied
 from bench.common import (
     create_tenant,
     live_api,
@@ -251,7 +251,7 @@ def _seed(owner: str, tenant_id: uuid.UUID, texts: Iterator[str], count: int, su
                 written = now - timedelta(days=history.uniform(1, 365))
                 memory_rows.append((memory_id, tenant_id, subject, "preferential", "active", 1,
                                     version_id, written, written, written, written))
-                version_rows.append((version_id, tenant_id, memory_id, 1, text,
+                version_rows.append((version_id, tenant_id, memory_id, subject, text,
                                      vector_literal(vector), written))
             with conn.cursor() as cur:
                 # A memory names its version before the version exists: its foreign keys are
@@ -264,10 +264,12 @@ def _seed(owner: str, tenant_id: uuid.UUID, texts: Iterator[str], count: int, su
                     for row in memory_rows:
                         copy.write_row(row)
                 cur.execute("SET session_replication_role = origin")
-                with cur.copy("COPY memory_version (id, tenant_id, memory_id, seq, text,"
-                              " embedding, created_at) FROM STDIN") as copy:
+                columns = sealed.stored(conn, tenant_id, [(row[0], row[3], row[4])
+                                                          for row in version_rows])
+                with cur.copy("COPY memory_version (id, tenant_id, memory_id, seq, sealed_text,"
+                              " search, embedding, created_at) FROM STDIN") as copy:
                     for row in version_rows:
-                        copy.write_row(row)
+                        copy.write_row((*row[:3], 1, *columns[row[0]], *row[5:]))
             conn.commit()
             done += len(chunk)
             print(f"  {done:,}/{count:,}", end="\r", flush=True)
@@ -380,7 +382,7 @@ def _vector_list_recall(owner: str, tenant_id: uuid.UUID, asks: list[tuple[str, 
         for subject, query in asks:
             with db.read_pipeline(tenant_id, settings=candidates.scan_settings()) as conn:
                 rows = small_subjects.send(conn, subject=subject, states=["active"],
-                                           query=query).result()
+                                           terms=[]).result()
                 found = (rows.nearest(vectors[query], 10) if rows is not None
                          else candidates.send(conn, subject=subject, states=["active"], n=10,
                                               embedding=vectors[query]).result().vector)

@@ -59,7 +59,10 @@ def search(
     }
     code = status.HTTP_200_OK
     if q and not subject:
-        context["notice"] = "Text search looks within one subject: enter the subject too."
+        # Each subject's texts and search terms are sealed under its own key: words can be
+        # looked for within one subject, never across all of them.
+        context["notice"] = ("Texts are encrypted per subject, so text search looks within "
+                             "one subject: enter the subject too (or list by subject and state).")
     elif q and wanted is not None and wanted not in RANKED_STATES:
         context["notice"] = ("Text search ranks active and suspect memories only; clear the "
                              "text to list the subject's " + wanted.value + " memories.")

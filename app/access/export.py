@@ -27,7 +27,7 @@ from app.access.schemas import (
 from app.audit import service as audit
 from app.forgetting import retractions
 from app.memories import queries
-from app.memories.models import Memory, MemoryState, MemoryVersion, ProvenanceEdge
+from app.memories.models import Memory, MemoryState, ProvenanceEdge
 from app.sources import service as sources
 
 
@@ -37,7 +37,7 @@ def build(
 ) -> AccessExportDocument:
     memories = queries.of_subject(session, tenant_id=tenant_id, subject=subject)
     ids = {memory.id for memory in memories}
-    versions: dict[uuid.UUID, list[MemoryVersion]] = defaultdict(list)
+    versions: dict[uuid.UUID, list[queries.OpenedVersion]] = defaultdict(list)
     for version in queries.versions_of_subject(session, tenant_id=tenant_id, subject=subject):
         versions[version.memory_id].append(version)
     edges = queries.edges_of_subject(session, tenant_id=tenant_id, subject=subject)
@@ -47,7 +47,9 @@ def build(
     tombstones = [ExportTombstone(id=memory.id, created_at=memory.created_at,
                                   forgotten_at=memory.state_changed_at)
                   for memory in memories if memory.state == MemoryState.forgotten]
-    records = [ExportRetraction.model_validate(row, from_attributes=True)
+    records = [ExportRetraction(id=row.id, about=retractions.about_of(row),
+                                memory_ids=row.memory_ids, memory_count=row.memory_count,
+                                created_at=row.created_at)
                for row in retractions.of_subject(session, tenant_id=tenant_id,
                                                  subject=subject)]
     cited = {memory.source for memory in memories if memory.source} | {
@@ -67,12 +69,12 @@ def build(
 
 
 def _memory(
-    memory: Memory, versions: list[MemoryVersion], provenance: ExportProvenance
+    memory: Memory, versions: list[queries.OpenedVersion], provenance: ExportProvenance
 ) -> ExportMemory:
     return ExportMemory(
         id=memory.id, state=MemoryState(memory.state), volatility=memory.volatility,
         key=memory.key, source=memory.source, depends_on=memory.depends_on,
-        metadata=memory.meta, flags=memory.flags, revision=memory.revision,
+        metadata=queries.metadata_of(memory), flags=memory.flags, revision=memory.revision,
         superseded_by=memory.superseded_by, current_version_id=memory.current_version_id,
         created_at=memory.created_at, updated_at=memory.updated_at,
         last_validated_at=memory.last_validated_at, state_changed_at=memory.state_changed_at,

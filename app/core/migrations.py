@@ -8,6 +8,7 @@ from pathlib import Path
 
 from alembic import command
 from alembic.config import Config
+from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from psycopg import sql
 from sqlalchemy import Connection, create_engine, pool, text
@@ -19,7 +20,7 @@ log = logging.getLogger(__name__)
 ROOT = Path(__file__).resolve().parents[2]
 MIGRATION_LOCK = 0x4C45_5448  # arbitrary constant: one migrator at a time per database
 KEYWORD_MATCHES = "public.lethe_keyword_matches(text, text[], tsquery[], integer)"
-BM25 = "public.lethe_bm25(text, text[], text, integer, double precision, double precision)"
+BM25 = "public.lethe_bm25(text, text[], text[], integer, double precision, double precision)"
 
 
 def alembic_config() -> Config:
@@ -33,8 +34,16 @@ def head_revision() -> str | None:
     return ScriptDirectory.from_config(alembic_config()).get_current_head()
 
 
+# Revisions that leave the old plaintext of rows they sealed in dead tuples of these tables.
+# A rewrite in the migration's own transaction must keep them (that transaction deleted
+# them, and could still roll back), so the tables are rewritten once it has committed.
+REWRITTEN_AFTER = {"0027_sealed_content": (
+    "memory", "memory_version", "retraction", "subject_term", "subject_text")}
+
+
 def upgrade(runtime: Runtime, *, manage_role: bool = True, revision: str = "head") -> None:
-    """Ensure the application role, migrate to ``revision`` and grant what the role needs."""
+    """Ensure the application role, migrate to ``revision`` and grant what the role needs;
+    then rewrite the tables a revision it applied names in `REWRITTEN_AFTER`."""
     engine = create_engine(runtime.owner_url, poolclass=pool.NullPool)
     try:
         with engine.begin() as conn:
@@ -43,10 +52,27 @@ def upgrade(runtime: Runtime, *, manage_role: bool = True, revision: str = "head
                 ensure_app_role(conn, runtime.app_role, runtime.app_password)
             config = alembic_config()
             config.attributes["connection"] = conn
+            before = MigrationContext.configure(conn).get_current_revision()
             command.upgrade(config, revision)
+            after = MigrationContext.configure(conn).get_current_revision()
             grant_app_role(conn, runtime.app_role)
+        tables = _rewritten(config, before, after)
+        if tables:
+            with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+                log.info("Rewriting %s (their pages held plaintext)", ", ".join(tables))
+                conn.exec_driver_sql(f"VACUUM (FULL) {', '.join(tables)}")
     finally:
         engine.dispose()
+
+
+def _rewritten(config: Config, before: str | None, after: str | None) -> list[str]:
+    """The tables `REWRITTEN_AFTER` names for the revisions applied from ``before`` to
+    ``after`` (none from an empty database: it had nothing in clear)."""
+    if before is None or after is None or before == after:
+        return []
+    applied = ScriptDirectory.from_config(config).iterate_revisions(after, before)
+    return list(dict.fromkeys(table for script in applied
+                              for table in REWRITTEN_AFTER.get(script.revision, ())))
 
 
 def ensure_app_role(conn: Connection, role: str, password: str) -> None:

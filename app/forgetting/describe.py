@@ -22,13 +22,13 @@ from dataclasses import dataclass, field
 
 from sqlmodel import Session
 
-from app.core import uow
+from app.core import db, uow
 from app.forgetting import retractions
 from app.forgetting import topics as sentence_rules
 from app.forgetting.forget import after_forget, forget_one
 from app.forgetting.schemas import DescribeResult, SkippedPublic, StruckPublic
 from app.holds import service as holds
-from app.memories import queries, store
+from app.memories import queries, search_terms, store
 from app.memories.lifecycle import Strike, destroy_content, transition
 from app.memories.models import LIVE_STATES, Memory, MemoryState
 from app.recall import candidates
@@ -165,15 +165,16 @@ def _plan(
     topic = sentence_rules.topic(session, about)
     if not topic.stems:
         return []  # "forget what I said": names nothing, so nothing can be resolved
-    ranked = _candidates(session, subject=subject, topic=topic, embedding=embedding,
+    ranked = _candidates(session, tenant_id=tenant_id, subject=subject, topic=topic,
+                         embedding=embedding,
                          n=max_targets * CANDIDATES_PER_TARGET)
-    rows = queries.with_current_versions(session, tenant_id=tenant_id, ids=ranked,
-                                         states=RESOLVABLE)
-    texts = [rows[memory_id][1].text for memory_id in ranked if memory_id in rows]
+    rows = queries.with_current_texts(session, tenant_id=tenant_id, ids=ranked,
+                                      states=RESOLVABLE)
+    texts = [rows[memory_id][1] for memory_id in ranked if memory_id in rows]
     judged = sentence_rules.mentions(session, topic, texts)
     targets: list[_Target] = []
-    for memory, version in (rows[memory_id] for memory_id in ranked if memory_id in rows):
-        judgement = judged[version.text]
+    for memory, text in (rows[memory_id] for memory_id in ranked if memory_id in rows):
+        judgement = judged[text]
         if judgement.mentions == 0:
             continue  # the word gate: similar in meaning is not enough to forget
         targets.append(_Target(id=memory.id, revision=memory.revision,
@@ -187,13 +188,16 @@ def _plan(
 
 
 def _candidates(
-    session: Session, *, subject: str, topic: sentence_rules.Topic, embedding: Sequence[float],
-    n: int,
+    session: Session, *, tenant_id: uuid.UUID, subject: str, topic: sentence_rules.Topic,
+    embedding: Sequence[float], n: int,
 ) -> list[uuid.UUID]:
     """The store's own hybrid search: vector and keyword candidates fused by rank. The vector
     list is exact: what a forget request misses stays remembered."""
+    terms = search_terms.query_terms(db.driver_connection(session), tenant_id=tenant_id,
+                                     subject=subject, query=topic.keywords)
     found = candidates.lists(session, subject=subject, states=RESOLVABLE, n=n,
-                             embedding=embedding, query=topic.keywords or None, exact=True)
+                             embedding=embedding, terms=terms if topic.keywords else None,
+                             exact=True)
     return [memory_id for memory_id, _ in reciprocal_rank_fusion(found.ranked())]
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from datetime import datetime
 
-from sqlalchemy import Column, ForeignKey, Index, Integer, String
+from sqlalchemy import Column, ForeignKey, Index, Integer, LargeBinary, String
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlmodel import Field, SQLModel
 
@@ -29,7 +29,8 @@ class Retraction(SQLModel, table=True):
         sa_column=Column(ForeignKey("tenant.id", ondelete="CASCADE"), nullable=False)
     )
     subject: str = Field(sa_column=Column(String(255), nullable=False))
-    about: str | None = Field(default=None, sa_column=Column(String(200)))
+    # The phrase sealed under the subject's data key (`retractions.about_of`); None: none.
+    sealed_about: bytes | None = Field(default=None, sa_column=Column(LargeBinary))
     memory_ids: list[str] = Field(
         default_factory=list, sa_column=Column(JSONB, nullable=False, server_default="[]")
     )

@@ -12,6 +12,7 @@ from sqlalchemy import text
 from sqlmodel import Session, col, select
 
 from app.forgetting.models import Retraction
+from app.memories import sealing
 from app.tenant_settings import service as tenant_settings
 
 
@@ -24,8 +25,10 @@ def record(
     if about is not None and not tenant_settings.get(
             session, tenant_id=tenant_id).retractions.keep_about:
         about = None
+    retraction_id = uuid.uuid4()
     retraction = Retraction(
-        tenant_id=tenant_id, subject=subject, about=about,
+        id=retraction_id, tenant_id=tenant_id, subject=subject,
+        sealed_about=sealing.seal_about(tenant_id, subject, retraction_id, about),
         memory_ids=[str(memory_id) for memory_id in memory_ids], memory_count=len(memory_ids),
     )
     session.add(retraction)
@@ -47,16 +50,22 @@ def erase_subject(session: Session, *, tenant_id: uuid.UUID, subject: str, marke
     subject by ``marker``; their dates, counts and memory IDs stay. Returns how many."""
     rows = of_subject(session, tenant_id=tenant_id, subject=subject)
     for retraction in rows:
-        retraction.about = None
+        retraction.sealed_about = None
         retraction.subject = marker
         session.add(retraction)
     session.flush()
     return len(rows)
 
 
+def about_of(retraction: Retraction) -> str | None:
+    """A record's `about` phrase, opened."""
+    return sealing.open_about(retraction.tenant_id, retraction.subject, retraction.id,
+                              retraction.sealed_about)
+
+
 _ERASE_ABOUT_OF = text("""
-    UPDATE retraction SET about = NULL
-    WHERE tenant_id = :tenant_id AND about IS NOT NULL AND memory_ids ?| :memory_ids
+    UPDATE retraction SET sealed_about = NULL
+    WHERE tenant_id = :tenant_id AND sealed_about IS NOT NULL AND memory_ids ?| :memory_ids
 """)
 
 

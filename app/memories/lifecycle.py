@@ -225,7 +225,7 @@ def destroy_content(
     if store.held_by(session, tenant_id=memory.tenant_id, ids=[memory.id]):
         raise LegalHold(memory.id)
     if strike.delete:
-        store.redact_versions(session, strike.redacted)
+        store.redact_versions(session, memory, strike.redacted)
     version = store.append_version(session, memory, strike.text, strike.embedding)
     if strike.delete:
         # Before the audit append: its chain lock is taken last, after every row lock.

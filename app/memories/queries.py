@@ -22,7 +22,7 @@ from sqlalchemy import text as sql
 from sqlmodel import Session, col, select
 
 from app.audit import service as audit
-from app.memories import store
+from app.memories import sealing, store
 from app.memories.errors import InvalidCursor
 from app.memories.models import (
     LIVE_STATES,
@@ -113,8 +113,10 @@ def version_rows(session: Session, memory: Memory) -> list[VersionPublic]:
     statement = select(MemoryVersion).where(
         MemoryVersion.memory_id == memory.id
     ).order_by(col(MemoryVersion.seq))
+    opener = sealing.Opener()
     return [
-        VersionPublic(id=v.id, seq=v.seq, text=v.text, created_at=v.created_at,
+        VersionPublic(id=v.id, seq=v.seq, created_at=v.created_at,
+                      text=opener.text(memory.tenant_id, memory.subject, v.id, v.sealed_text),
                       current=v.id == memory.current_version_id)
         for v in session.exec(statement)
     ]
@@ -225,27 +227,50 @@ def count_held(
 # forget by description).
 # ---------------------------------------------------------------------------------------------
 
-def versions_of(session: Session, memory_ids: Sequence[uuid.UUID]) -> Sequence[MemoryVersion]:
-    return session.exec(
-        select(MemoryVersion).where(col(MemoryVersion.memory_id).in_(list(memory_ids)))
-    ).all()
+@dataclass(frozen=True)
+class OpenedVersion:
+    """A version with its text opened."""
+
+    id: uuid.UUID
+    memory_id: uuid.UUID
+    seq: int
+    text: str
+    created_at: datetime
+
+
+def _opened(rows: Any) -> list[OpenedVersion]:
+    """Rows of (tenant_id, subject, version) as opened versions."""
+    opener = sealing.Opener()
+    return [OpenedVersion(id=v.id, memory_id=v.memory_id, seq=v.seq, created_at=v.created_at,
+                          text=opener.text(tenant_id, subject, v.id, v.sealed_text))
+            for tenant_id, subject, v in rows]
+
+
+def _with_subjects() -> Any:
+    return (select(Memory.tenant_id, Memory.subject, MemoryVersion)
+            .join(Memory, col(Memory.id) == col(MemoryVersion.memory_id)))
+
+
+def versions_of(session: Session, memory_ids: Sequence[uuid.UUID]) -> list[OpenedVersion]:
+    return _opened(session.exec(
+        _with_subjects().where(col(MemoryVersion.memory_id).in_(list(memory_ids)))))
 
 
 def version_texts(session: Session, version_ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, str]:
     if not version_ids:
         return {}
-    return dict(session.exec(
-        select(MemoryVersion.id, MemoryVersion.text)
-        .where(col(MemoryVersion.id).in_(list(version_ids)))
-    ).all())
+    return {version.id: version.text for version in _opened(session.exec(
+        _with_subjects().where(col(MemoryVersion.id).in_(list(version_ids)))))}
 
 
-def with_current_versions(
+def with_current_texts(
     session: Session, *, tenant_id: uuid.UUID, ids: Sequence[uuid.UUID], states: Sequence[str]
-) -> dict[uuid.UUID, tuple[Memory, MemoryVersion]]:
-    """Those of ``ids`` in one of ``states``, each with its current version."""
+) -> dict[uuid.UUID, tuple[Memory, str]]:
+    """Those of ``ids`` in one of ``states``, each with its current text."""
+    opener = sealing.Opener()
     return {
-        memory.id: (memory, version)
+        memory.id: (memory, opener.text(memory.tenant_id, memory.subject, version.id,
+                                        version.sealed_text))
         for memory, version in session.exec(
             select(Memory, MemoryVersion)
             .join(MemoryVersion, col(MemoryVersion.id) == col(Memory.current_version_id))
@@ -270,11 +295,15 @@ def stated(session: Session, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, Stated
     """The live memories of ``ids`` with their current texts."""
     rows = session.execute(
         sa_select(col(Memory.id), col(Memory.key), col(MemoryVersion.id),
-                  col(MemoryVersion.text), col(MemoryVersion.created_at))
+                  col(MemoryVersion.sealed_text), col(MemoryVersion.created_at),
+                  col(Memory.tenant_id), col(Memory.subject))
         .join(MemoryVersion, col(MemoryVersion.id) == col(Memory.current_version_id))
         .where(col(Memory.id).in_(list(ids)), col(Memory.state).in_(LIVE))
     ).all()
-    return {row[0]: Stated(row[0], row[2], row[1], row[3], row[4]) for row in rows}
+    opener = sealing.Opener()
+    return {row[0]: Stated(row[0], row[2], row[1], opener.text(row[5], row[6], row[2], row[3]),
+                           row[4])
+            for row in rows}
 
 
 # Exact, as forgetting's list in app/recall/candidates.py: the subject's rows are gathered in
@@ -370,16 +399,21 @@ def of_subject(session: Session, *, tenant_id: uuid.UUID, subject: str) -> list[
 
 def versions_of_subject(
     session: Session, *, tenant_id: uuid.UUID, subject: str
-) -> list[MemoryVersion]:
+) -> list[OpenedVersion]:
     """Every version of the subject's memories that are not forgotten (a tombstone's are
     empty), by memory and seq."""
-    return list(session.exec(
-        select(MemoryVersion)
-        .join(Memory, col(Memory.id) == col(MemoryVersion.memory_id))
+    return _opened(session.exec(
+        _with_subjects()
         .where(Memory.tenant_id == tenant_id, Memory.subject == subject,
                Memory.state != MemoryState.forgotten.value)
         .order_by(col(MemoryVersion.memory_id), col(MemoryVersion.seq))
     ))
+
+
+def metadata_of(memory: Memory) -> dict[str, Any]:
+    """A memory's metadata, opened."""
+    return sealing.open_metadata(memory.tenant_id, memory.subject, memory.id,
+                                 memory.sealed_metadata)
 
 
 def edges_of_subject(

@@ -38,6 +38,8 @@ from sqlalchemy import and_, delete, or_, update
 from sqlalchemy import text as sql
 from sqlmodel import Session, col, func, select
 
+from app.core import db
+from app.memories import sealing, search_terms
 from app.memories.errors import MemoryNotFound
 from app.memories.models import LIVE_STATES, Memory, MemoryState, MemoryVersion, ProvenanceEdge
 from app.memories.schemas import MemoryCreate, MemoryPatch, MemoryPublic, VersionRef
@@ -51,9 +53,10 @@ LIVE = [state.value for state in LIVE_STATES]
 # What `public` needs, over `memory m JOIN memory_version v` (v the current version);
 # `updated_at` is the memory's.
 PUBLIC_COLUMNS = (
-    "m.id, m.subject, v.text, m.revision, v.id AS version_id, v.seq AS version_seq, m.state, "
-    "m.volatility, m.key, m.source, m.depends_on, m.metadata, m.superseded_by, m.flags, "
-    "m.created_at, m.updated_at, m.last_validated_at, m.observed_at, m.session"
+    "m.id, m.tenant_id, m.subject, v.sealed_text, m.revision, v.id AS version_id,"
+    " v.seq AS version_seq, m.state, m.volatility, m.key, m.source, m.depends_on,"
+    " m.sealed_metadata, m.superseded_by, m.flags, m.created_at, m.updated_at,"
+    " m.last_validated_at, m.observed_at, m.session"
 )
 _VIEWS = sql(
     f"SELECT {PUBLIC_COLUMNS} FROM memory m JOIN memory_version v ON v.id = m.current_version_id"
@@ -61,13 +64,19 @@ _VIEWS = sql(
 )
 
 
-def public(row: Mapping[Any, Any]) -> MemoryPublic:
-    """A memory as the API shows it, from a row of `PUBLIC_COLUMNS`."""
+def public(row: Mapping[Any, Any], opener: sealing.Opener | None = None) -> MemoryPublic:
+    """A memory as the API shows it, from a row of `PUBLIC_COLUMNS` (its text and metadata
+    opened here; ``opener``: one read's, for many rows)."""
+    tenant_id, subject = row["tenant_id"], row["subject"]
+    opener = opener or sealing.Opener()
     return MemoryPublic(
-        id=row["id"], subject=row["subject"], text=row["text"], revision=row["revision"],
+        id=row["id"], subject=subject,
+        text=opener.text(tenant_id, subject, row["version_id"], row["sealed_text"]),
+        revision=row["revision"],
         version=VersionRef(id=row["version_id"], seq=row["version_seq"]),
         state=MemoryState(row["state"]), volatility=row["volatility"], key=row["key"],
-        source=row["source"], depends_on=row["depends_on"], metadata=row["metadata"],
+        source=row["source"], depends_on=row["depends_on"],
+        metadata=opener.metadata(tenant_id, subject, row["id"], row["sealed_metadata"]),
         superseded_by=row["superseded_by"], flags=row["flags"], created_at=row["created_at"],
         updated_at=row["updated_at"], last_validated_at=row["last_validated_at"],
         observed_at=row["observed_at"], session=row["session"],
@@ -82,7 +91,8 @@ def views(
         return []
     session.flush()  # a textual statement does not autoflush: read what this session wrote
     rows = session.execute(_VIEWS, {"tenant_id": tenant_id, "ids": [str(i) for i in ids]})
-    found = {view.id: view for view in map(public, rows.mappings())}
+    opener = sealing.Opener()
+    found = {view.id: view for view in (public(row, opener) for row in rows.mappings())}
     return [found[memory_id] for memory_id in ids if memory_id in found]
 
 
@@ -350,7 +360,9 @@ def insert(
     memory = Memory(
         id=memory_id, tenant_id=tenant_id, subject=body.subject, key=body.key,
         volatility=body.volatility.value, source=body.source, depends_on=dict(body.depends_on),
-        meta=dict(body.metadata), session=body.session,
+        sealed_metadata=sealing.seal_metadata(tenant_id, body.subject, memory_id,
+                                              dict(body.metadata)),
+        session=body.session,
     )
     # Unless the write says when it was said, it was said when written.
     memory.observed_at = body.observed_at or memory.created_at
@@ -368,9 +380,11 @@ def append_version(
     last = 0 if first else session.exec(
         select(func.max(MemoryVersion.seq)).where(MemoryVersion.memory_id == memory.id)
     ).one()
+    version_id = uuid.uuid4()
     version = MemoryVersion(
-        tenant_id=memory.tenant_id, memory_id=memory.id, seq=(last or 0) + 1, text=text,
+        id=version_id, tenant_id=memory.tenant_id, memory_id=memory.id, seq=(last or 0) + 1,
         embedding=embedding, operation_id=operation_id,
+        **_sealed(session, memory, {version_id: text})[version_id],
     )
     session.add(version)
     session.flush()
@@ -399,7 +413,7 @@ def restate(memory: Memory, body: MemoryCreate) -> None:
     if "depends_on" in given:
         memory.depends_on = dict(body.depends_on)
     if "metadata" in given:
-        memory.meta = dict(body.metadata)
+        _set_metadata(memory, dict(body.metadata))
     if body.observed_at is not None:
         memory.observed_at = body.observed_at
     if "session" in given:
@@ -418,7 +432,28 @@ def patch(memory: Memory, changes: MemoryPatch) -> None:
     if changes.depends_on is not None:
         memory.depends_on = dict(changes.depends_on)
     if changes.metadata is not None:
-        memory.meta = dict(changes.metadata)
+        _set_metadata(memory, dict(changes.metadata))
+
+
+def _set_metadata(memory: Memory, metadata: dict[str, Any]) -> None:
+    memory.sealed_metadata = sealing.seal_metadata(memory.tenant_id, memory.subject, memory.id,
+                                                   metadata)
+
+
+def _sealed(session: Session, memory: Memory,
+            texts: Mapping[uuid.UUID, str]) -> dict[uuid.UUID, dict[str, Any]]:
+    """The stored columns of these versions of ``memory`` with these texts: each sealed, and
+    its search terms hashed, under the subject's key (one statement reads every text's
+    lexemes)."""
+    if not texts:
+        return {}
+    key = sealing.key_for_writing(memory.tenant_id, memory.subject)
+    terms = search_terms.documents(db.driver_connection(session), key, list(texts.values()))
+    return {version_id: {
+        "sealed_text": sealing.seal_text(memory.tenant_id, memory.subject, version_id, text,
+                                         key=key),
+        "search": document,
+    } for (version_id, text), document in zip(texts.items(), terms, strict=True)}
 
 
 def record_provenance(
@@ -435,12 +470,14 @@ def record_provenance(
                                    child_id=child_id, parent_kind=kind, parent_ref=ref))
 
 
-def redact_versions(session: Session, texts: Mapping[uuid.UUID, str]) -> None:
-    """Give these versions new texts and drop their vectors (a vector encodes the old text)."""
-    for version_id, redacted in texts.items():
+def redact_versions(session: Session, memory: Memory, texts: Mapping[uuid.UUID, str]) -> None:
+    """Give these versions of ``memory`` new texts (and search terms) and drop their vectors
+    (a vector encodes the old text)."""
+    for version_id, columns in _sealed(session, memory, texts).items():
         session.execute(
-            update(MemoryVersion).where(col(MemoryVersion.id) == version_id)
-            .values(text=redacted, embedding=None)
+            update(MemoryVersion).where(col(MemoryVersion.id) == version_id,
+                                        col(MemoryVersion.memory_id) == memory.id)
+            .values(**columns, embedding=None)
         )
 
 
@@ -448,15 +485,14 @@ def purge_contents(session: Session, memories: Sequence[Memory]) -> int:
     """Empty every version of these memories, in one statement however many; returns how
     many were emptied. (`tombstone_rows` clears the memory rows' content fields.)
 
-    The versions keep their rows with empty text and no vector (the generated search vector
-    empties with the text).
+    The versions keep their rows with no text, no search terms and no vector.
     """
     if not memories:
         return 0
     result = session.execute(
         update(MemoryVersion)
         .where(col(MemoryVersion.memory_id).in_([memory.id for memory in memories]))
-        .values(text="", embedding=None)
+        .values(sealed_text=sealing.EMPTY, search="", embedding=None)
         # No synchronization by SQLAlchemy (both of its ways cost seconds over thousands of
         # rows): the loaded versions of these memories are expired below, in one pass.
         .execution_options(synchronize_session=False)
@@ -475,7 +511,8 @@ def tombstone_rows(session: Session, memories: Sequence[Memory], *, at: datetime
         update(Memory)
         .where(col(Memory.id).in_([memory.id for memory in memories]))
         .values(state=MemoryState.forgotten.value, revision=Memory.revision + 1,
-                updated_at=at, state_changed_at=at, key=None, depends_on={}, meta={},
+                updated_at=at, state_changed_at=at, key=None, depends_on={},
+                sealed_metadata=sealing.EMPTY,
                 flags=[])
         .execution_options(synchronize_session=False)
     )

@@ -136,7 +136,7 @@ _EXACT_VECTOR_SQL = f"""
 # meant: it is a stop word here, neither testifying nor weighing against the others, and its
 # matches are read only far enough to know it is that common (`lethe_keyword_matches` stops
 # at `most + 1`; migration 0011). Keyword evidence joins the fusion only when it is real.
-# Query lexemes are stemmed already, so each is matched as it is: one lexeme, quoted in
+# Query terms are hashed lexemes (`search_terms`), so each is matched as it is: one term, quoted in
 # tsquery syntax (quotes and backslashes doubled), not parsed again. Parsed again, a lexeme
 # such as `co-found` or a URL became a phrase of its parts that no memory matched.
 _KEYWORD_SQL = """
@@ -144,7 +144,7 @@ _KEYWORD_SQL = """
         SELECT DISTINCT (
             '''' || replace(replace(lexeme, '\\', '\\\\'), '''', '''''') || ''''
         )::tsquery AS term
-        FROM unnest(tsvector_to_array(to_tsvector('english', %(query)s))) AS lexeme
+        FROM unnest(%(terms)s::text[]) AS lexeme
     ),
     -- The subject's live memories: counted here unless the caller has counted them in this
     -- transaction already (`live`; ≈ 4 ms at 50,000), in which case the planner drops the count.
@@ -321,18 +321,19 @@ def send(
     states: Sequence[str],
     n: int,
     embedding: Sequence[float] | None = None,
-    query: str | None = None,
+    terms: Sequence[str] | None = None,
     min_coverage: float = KEYWORD_MIN_COVERAGE,
     exact: bool = False,
     size: SubjectSize | None = None,
 ) -> PendingLists:
-    """Send the vector list (given ``embedding``) and the keyword list (given ``query``).
+    """Send the vector list (given ``embedding``) and the keyword list (given ``terms``, the
+    query's hashed terms: `search_terms.query_terms`).
 
     The vector list sorts the subject's rows, or walks an index if ``size`` says so (the
     lists index if there is one, else the HNSW index; a walk needs `walk_settings` in force);
     never with ``exact``. Without ``size`` the subject is counted first, which costs a round
     trip. Given ``size``, the keyword list takes the subject's count from it."""
-    assert embedding is not None or query is not None, "ask for at least one list"
+    assert embedding is not None or terms is not None, "ask for at least one list"
     common = {"subject": subject, "states": list(states), "n": n}
     vector = None
     if embedding is not None:
@@ -351,8 +352,8 @@ def send(
             vector = conn.execute(_WALK_VECTOR_SQL, ask, prepare=False)
     return PendingLists(
         vector=vector,
-        keyword=None if query is None else conn.execute(_KEYWORD_SQL, {
-            **common, "query": query, "min_coverage": min_coverage,
+        keyword=None if terms is None else conn.execute(_KEYWORD_SQL, {
+            **common, "terms": list(terms), "min_coverage": min_coverage,
             "max_df_share": KEYWORD_MAX_DF_SHARE,
             "live": None if size is None else size.memories}),
     )

@@ -17,7 +17,7 @@ RECALLED_RETRACTIONS = 20
 
 # Only what recall shows (never `memory_ids`); newest first.
 _RECENT_SQL = (
-    "SELECT id, about, created_at, memory_count FROM retraction"
+    "SELECT id, sealed_about, created_at, memory_count FROM retraction"
     " WHERE tenant_id = %(tenant_id)s AND subject = %(subject)s"
     " ORDER BY created_at DESC, id LIMIT %(limit)s"
 )
@@ -27,7 +27,7 @@ def recent(
     conn: psycopg.Connection[Any], *, tenant_id: uuid.UUID, subject: str,
     limit: int = RECALLED_RETRACTIONS,
 ) -> psycopg.Cursor[DictRow]:
-    """The subject's latest retractions (id, about, created_at, memory_count), sent now and
+    """The subject's latest retractions (id, sealed_about, created_at, memory_count), sent now and
     fetched from the returned cursor when needed (in pipeline mode, with the other reads)."""
     cursor = conn.cursor(row_factory=dict_row)
     return cursor.execute(_RECENT_SQL, {"tenant_id": tenant_id, "subject": subject,

@@ -20,6 +20,7 @@ import psycopg
 from psycopg.rows import dict_row
 
 from app.core import db
+from app.memories import sealing, search_terms
 from app.memories import store as memories
 from app.memories.models import MemoryState
 from app.memories.schemas import MemoryPublic
@@ -176,6 +177,8 @@ class PendingLexical:
     """The reads of a `Lexical` sent; a larger subject's size already there, its keyword
     list maybe still being read."""
 
+    tenant_id: uuid.UUID
+    subject: str
     retractions: psycopg.Cursor[Any]
     settings: psycopg.Cursor[Any]
     size: candidates.SubjectSize | None
@@ -186,10 +189,13 @@ class PendingLexical:
         keyword = self.keyword
         if isinstance(keyword, candidates.PendingLists):
             keyword = keyword.result().keyword
+        opener = sealing.Opener()
         return Lexical(
             keyword=keyword,
             retractions=[
-                RetractionPublic(id=row["id"], about=row["about"], created_at=row["created_at"],
+                RetractionPublic(id=row["id"], created_at=row["created_at"],
+                                 about=opener.about(self.tenant_id, self.subject, row["id"],
+                                                    row["sealed_about"]),
                                  memory_count=row["memory_count"])
                 for row in self.retractions.fetchall()
             ],
@@ -205,12 +211,15 @@ def _send_lexical(
     before it, so the size goes out alone), then its keyword list is sent, while the query
     embeds (a small subject's recall never counts it)."""
     states = states_for(request)
+    # The query's terms hashed under the subject's key: its lexemes are read first, alone.
+    terms = ([] if request.mode is RecallMode.vector else search_terms.query_terms(
+        conn, tenant_id=tenant_id, subject=request.subject, query=request.query))
     retracted = retractions.recent(conn, tenant_id=tenant_id, subject=request.subject)
     settings = working.send(conn, tenant_id=tenant_id)
     rows = size = None
     if request.mode is not RecallMode.keyword:
         rows = small_subjects.send(conn, subject=request.subject, states=states,
-                                   query=request.query).result()
+                                   terms=terms).result()
         if rows is None:
             size = candidates.send_size(conn, subject=request.subject, states=states).result()
     n = candidate_count(request.limit)
@@ -218,9 +227,9 @@ def _send_lexical(
     if request.mode is not RecallMode.vector:
         keyword = (rows.keyword(n) if rows is not None else
                    bm25_lists.send(conn, subject=request.subject, states=states, n=n,
-                                   query=request.query))
-    return PendingLexical(retractions=retracted, settings=settings, size=size, rows=rows,
-                          keyword=keyword)
+                                   terms=terms))
+    return PendingLexical(tenant_id=tenant_id, subject=request.subject, retractions=retracted,
+                          settings=settings, size=size, rows=rows, keyword=keyword)
 
 
 def results(
@@ -273,9 +282,10 @@ def _load(
         return {}, {}
     views: dict[uuid.UUID, MemoryPublic] = {}
     history: dict[uuid.UUID, list[MemoryPublic]] = {}
+    opener = sealing.Opener()
     with conn.cursor(row_factory=dict_row) as cursor:
         for row in cursor.execute(_LOAD_SQL, {"ids": ids, "states": states}).fetchall():
-            view = memories.public(row)
+            view = memories.public(row, opener)
             if row["is_history"]:
                 assert view.superseded_by is not None
                 history.setdefault(view.superseded_by, []).append(view)

@@ -31,16 +31,13 @@ RANK_IN_PROCESS_UP_TO = 500
 
 # The subject's live memories with their current vector (pgvector's binary form), whether each
 # is in the asked-for states, its length in terms and how often it holds each of the query's
-# terms (the lexemes `lethe_bm25` matches), beside the query's terms themselves. BM25's
+# terms (the hashed lexemes `lethe_bm25` matches), beside the query's terms themselves. BM25's
 # statistics are over every live memory, as the database's are (migration 0021), whichever
 # states are asked for. Only if the subject has at most `most` live memories: otherwise no
 # rows, read no further than one past that. One statement, one snapshot: what it returns is
 # the whole subject.
 _ROWS_SQL = """
-    WITH query AS MATERIALIZED (
-        SELECT coalesce(array_agg(DISTINCT lexeme), '{}'::text[]) AS terms
-        FROM unnest(tsvector_to_array(to_tsvector('english', %(query)s))) AS lexeme
-    )
+    WITH query AS MATERIALIZED (SELECT %(terms)s::text[] AS terms)
     SELECT m.id, vector_send(v.embedding), q.terms, held.terms, held.frequencies,
            lethe_text_length(v.search), m.state = ANY(%(states)s)
     FROM memory_version v
@@ -128,7 +125,8 @@ class PendingRows:
 
 
 def send(conn: psycopg.Connection[Any], *, subject: str, states: Sequence[str],
-         query: str) -> PendingRows:
+         terms: Sequence[str]) -> PendingRows:
+    """Send the read; ``terms``: the query's distinct terms, hashed (`search_terms`)."""
     return PendingRows(conn.execute(_ROWS_SQL, {
-        "subject": subject, "states": list(states), "live": LIVE, "query": query,
+        "subject": subject, "states": list(states), "live": LIVE, "terms": list(terms),
         "most": RANK_IN_PROCESS_UP_TO}, binary=True))

@@ -22,6 +22,7 @@ import httpx
 import pytest
 
 from app.core.runtime import get_runtime
+from tests import sealed
 from tests.faults.helpers import api, beat, lethe_env, redis_server, wait_until, worker
 
 pytestmark = pytest.mark.slow
@@ -105,10 +106,9 @@ def test_jobs_accepted_while_the_broker_is_down_run_once_it_is_back(
         assert served.log.read_text().count("could not send") >= 3
     assert finished["receipt"]["counts"]["memories"] == 1
     # Each ingestion applied once: one memory each, however often its message was sent.
-    rows = owner_conn.execute(
-        "SELECT v.text FROM memory m JOIN memory_version v ON v.memory_id = m.id"
-        " WHERE m.tenant_id = %s AND m.subject = 'user:1'", (tenant["id"],)).fetchall()
-    assert sorted(text for (text,) in rows) == ["Bakes rye bread.", "Grows chillies."]
+    rows = sealed.texts(owner_conn, "m.tenant_id = %s AND m.subject = 'user:1'",
+                        (tenant["id"],))
+    assert sorted(rows) == ["Bakes rye bread.", "Grows chillies."]
     assert listed == {"Bakes rye bread.", "Grows chillies."}
     applied = owner_conn.execute(
         "SELECT count(*) FROM audit_event WHERE action = 'ingest.applied'"

@@ -124,7 +124,8 @@ def test_memory_that_mentions_it_gets_a_new_version_without_that_sentence(
         "SELECT embedding IS NULL, search::text FROM memory_version WHERE memory_id = %s "
         "AND seq = 1", (memory["id"],)).fetchone()
     assert old is not None and old[0] is True and "sneaker" not in old[1]
-    assert found_in_database(owner_conn, "sneakers") == ["retraction"]  # the about phrase
+    # The about phrase is kept, sealed like every text.
+    assert found_in_database(owner_conn, "sneakers") == []
     replay = api.post("/v1/memories", headers={**tenant["app"], "Idempotency-Key": "k-leeds"},
                       json={"subject": SUBJECT,
                             "text": "I live in Leeds. I collect sneakers. I work as a nurse."})

@@ -11,11 +11,13 @@ tables without a tenant column are read whole.
 from __future__ import annotations
 
 import re
+import uuid
 from collections.abc import Iterable
 from typing import Any
 
 from psycopg import sql
 
+from app.memories import sealing
 from tests.harness.model import PREFIX
 
 
@@ -38,12 +40,11 @@ class Residue:
         parts = []
         for table, scoped in rows:
             name = sql.Identifier(table)
-            if table == "retraction":
-                # The caller's own `about` words may stay (unless erased): checked apart.
-                row_text = sql.SQL("(to_jsonb(r) - 'about')::text")
-                extra = sql.SQL(" OR coalesce(r.about, '') ~* %(nowhere)s")
-            else:
-                row_text, extra = sql.SQL("r::text"), sql.SQL("")
+            # Texts, metadata and `about` phrases are sealed (app/memories/sealing.py): their
+            # bytes match no word, so this finds what is stored in clear elsewhere (stored
+            # answers, payloads, subjects and sources); `sealed_holding` opens the sealed ones
+            # with the subject's key, which a forget (unlike an erasure) keeps.
+            row_text, extra = sql.SQL("r::text"), sql.SQL("")
             if table == "tenant":
                 scope = sql.SQL("r.id = %(tenant)s")
             elif scoped:
@@ -67,7 +68,35 @@ class Residue:
             return []
         params = {"tenant": tenant_id, "anywhere": anywhere,
                   "nowhere": _pattern(nowhere) or "(?!)"}
-        return sorted(row[0] for row in self.conn.execute(self.statement, params))
+        found = {row[0] for row in self.conn.execute(self.statement, params)}
+        return sorted(found | self.sealed_holding(tenant_id, nowhere=nowhere,
+                                                  except_about=except_about))
+
+    def sealed_holding(self, tenant_id: str, *, nowhere: set[str],
+                       except_about: set[str]) -> set[str]:
+        """The sealed columns, opened as the store opens them: a forgotten memory's text
+        must be gone from the rows, not merely sealed under a key that still exists."""
+        anywhere = re.compile(_pattern(nowhere | except_about) or "(?!)", re.IGNORECASE)
+        about = re.compile(_pattern(nowhere) or "(?!)", re.IGNORECASE)
+        opener = sealing.Opener()
+        tenant = uuid.UUID(tenant_id)
+        found = set()
+        for subject, version_id, sealed in self.conn.execute(
+                "SELECT m.subject, v.id, v.sealed_text FROM memory_version v JOIN memory m "
+                "ON m.id = v.memory_id WHERE v.tenant_id = %s", (tenant_id,)):
+            if anywhere.search(opener.text(tenant, subject, version_id, sealed)):
+                found.add("memory_version")
+        for subject, memory_id, sealed in self.conn.execute(
+                "SELECT subject, id, sealed_metadata FROM memory WHERE tenant_id = %s",
+                (tenant_id,)):
+            if anywhere.search(repr(opener.metadata(tenant, subject, memory_id, sealed))):
+                found.add("memory")
+        for subject, retraction_id, sealed in self.conn.execute(
+                "SELECT subject, id, sealed_about FROM retraction WHERE tenant_id = %s",
+                (tenant_id,)):
+            if about.search(opener.about(tenant, subject, retraction_id, sealed) or ""):
+                found.add("retraction")
+        return found
 
     def words_in(self, tenant_id: str, table: str, words: set[str]) -> list[str]:
         """Which of ``words`` a table's rows of the tenant hold (to say what leaked)."""

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from tests import sealed
+
 SUBJECT = "user:held"
 
 
@@ -37,5 +39,4 @@ def state(owner_conn: Any, memory_id: str) -> str:
 
 
 def texts(owner_conn: Any, memory_id: str) -> list[str]:
-    return [row[0] for row in owner_conn.execute(
-        "SELECT text FROM memory_version WHERE memory_id = %s ORDER BY seq", (memory_id,))]
+    return sealed.texts(owner_conn, "m.id = %s", (memory_id,))

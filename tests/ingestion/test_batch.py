@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tests import sealed
 from tests.memories.helpers import created
 
 SUBJECT = "user:batch"
@@ -73,8 +74,7 @@ def test_valid_items_are_stored_beside_refused_ones(
     assert results[4]["error"]["type"].endswith("/invalid-reference")
     for refused in results[1:3] + results[4:]:
         assert set(refused) == {"status", "error"}
-    texts = {row[0] for row in owner_conn.execute(
-        "SELECT v.text FROM memory m JOIN memory_version v ON v.id = m.current_version_id")}
+    texts = set(sealed.texts(owner_conn, current=True))
     assert texts == {"Works as a nurse.", "Lives in Porto."}
     # The refusal by source is audited, as a single write's is.
     refusals = owner_conn.execute(

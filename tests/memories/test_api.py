@@ -1,7 +1,9 @@
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
+from app.keys import subjects
 from tests.memories.helpers import count, created, remember
 
 MEMORY_FIELDS = {
@@ -31,16 +33,21 @@ def test_create_then_read_with_etag(client: Any, tenant: dict[str, Any]) -> None
     assert read.json()["depends_on"] == {"product.version": "4.1"}
 
 
-def test_version_rows_carry_embedding_and_search_vector(
+def test_version_rows_carry_embedding_and_hashed_search_terms(
     client: Any, tenant: dict[str, Any], owner_conn: Any
 ) -> None:
+    """The search column holds the text's lexemes as keyed hashes under the subject's key,
+    with their positions; the text itself is sealed."""
     memory = created(client, tenant["app"], text="Collects vintage sneakers.")
-    dims, search = owner_conn.execute(
-        "SELECT vector_dims(embedding), search::text FROM memory_version WHERE memory_id = %s",
-        (memory["id"],),
+    dims, search, sealed = owner_conn.execute(
+        "SELECT vector_dims(embedding), search::text, sealed_text FROM memory_version"
+        " WHERE memory_id = %s", (memory["id"],),
     ).fetchone()
     assert dims == 384
-    assert "sneaker" in search
+    key = subjects.subject_key(uuid.UUID(tenant["id"]), memory["subject"], create=False)
+    assert search == " ".join(sorted(f"'{key.term(lexeme)}':{position}" for lexeme, position
+                                     in (("collect", 1), ("vintag", 2), ("sneaker", 3))))
+    assert b"sneaker" not in bytes(sealed) and "sneaker" not in search
 
 
 def test_same_slot_adds_a_version_to_the_live_memory(client: Any, tenant: dict[str, Any]) -> None:

@@ -130,6 +130,7 @@ def test_a_memory_forgotten_after_the_keyword_read_is_not_returned(
     """The result load re-checks state: a candidate forgotten after its list was read is dropped."""
     from app.embeddings.runtime import embedder
     from app.forgetting.forget import forget_one
+    from app.memories import search_terms
     from app.recall import candidates, service, working
     from app.recall.schemas import RecallRequest
 
@@ -138,9 +139,11 @@ def test_a_memory_forgotten_after_the_keyword_read_is_not_returned(
     tenant_id = uuid.UUID(tenant["id"])
     request = RecallRequest(subject="user:1", query="ZX-400 gym locker code")
     with db.read_pipeline(tenant_id, settings=candidates.scan_settings()) as conn:
+        terms = search_terms.query_terms(conn, tenant_id=tenant_id, subject="user:1",
+                                         query=request.query)
         found = candidates.send(conn, subject="user:1", states=["active"], n=40,
                                 embedding=embedder().embed_one(request.query),
-                                query=request.query).result()
+                                terms=terms).result()
     assert found.keyword is not None
     assert uuid.UUID(gone["id"]) in [memory_id for memory_id, _ in found.keyword]
     with uow.unit_of_work(tenant_id) as session:

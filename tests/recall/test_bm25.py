@@ -108,12 +108,13 @@ def test_keyword_lists_are_the_reference_bm25_in_process_and_in_sql(
                 reference = _reference(documents, _lexemes(owner_conn, question))
                 if not reference:
                     continue
+                terms = bulk.terms(conn, tenant_id, subject, question)
                 sql = bm25_lists.send(conn, subject=subject, states=["active"], n=40,
-                                      query=question).result().keyword
+                                      terms=terms).result().keyword
                 assert sql is not None
                 _same_top_ten(sql, reference, f"SQL {subject}: {question}")
                 rows = small_subjects.send(conn, subject=subject, states=["active"],
-                                           query=question).result()
+                                           terms=terms).result()
                 if subject == "all":
                     assert rows is None  # past RANK_IN_PROCESS_UP_TO: the database ranks it
                 else:

@@ -30,8 +30,7 @@ GIN = "ix_memory_version_search"
 SUBJECT_INDEX = "ix_memory_tenant_id_subject_state"
 MATCHES_SQL = (
     "SELECT memory_id FROM lethe_keyword_matches(%(subject)s, %(states)s, ARRAY("
-    "SELECT to_tsquery('simple', quote_literal(lexeme))"
-    " FROM unnest(tsvector_to_array(to_tsvector('english', %(query)s))) AS lexeme),"
+    "SELECT to_tsquery('simple', quote_literal(term)) FROM unnest(%(terms)s::text[]) AS term),"
     " %(per_term)s)"
 )
 LIVE = ["active", "suspect"]
@@ -52,17 +51,20 @@ def _recall_ids(client: Any, tenant: dict[str, Any], query: str) -> list[str]:
     return [result["memory"]["id"] for result in response.json()["results"]]
 
 
-def _matches(conn: psycopg.Connection[Any], query: str, states: list[str] = LIVE,
+def _matches(conn: psycopg.Connection[Any], keyed: str, query: str, states: list[str] = LIVE,
              subject: str = SUBJECT) -> set[str]:
-    rows = conn.execute(MATCHES_SQL, {"subject": subject, "states": states, "query": query,
-                                      "per_term": 1_000})
+    """The function's matches for ``query``'s terms hashed under tenant ``keyed``'s key."""
+    rows = conn.execute(MATCHES_SQL, {"subject": subject, "states": states, "per_term": 1_000,
+                                      "terms": bulk.terms(conn, keyed, subject, query)})
     return {str(row[0]) for row in rows}
 
 
-def _as_app(tenant_id: str | None, query: str, states: list[str] = LIVE) -> set[str]:
-    """The function's matches as the application role sees them, in a tenant or none."""
+def _as_app(tenant_id: str | None, query: str, states: list[str] = LIVE,
+            keyed: str | None = None) -> set[str]:
+    """The function's matches as the application role sees them, in a tenant or none (the
+    query hashed under ``keyed``'s key, by default the tenant's)."""
     with uow.unit_of_work(None if tenant_id is None else uuid.UUID(tenant_id)) as session:
-        return _matches(db.driver_connection(session), query, states)
+        return _matches(db.driver_connection(session), keyed or tenant_id or "", query, states)
 
 
 def test_matches_never_cross_tenants(
@@ -75,13 +77,15 @@ def test_matches_never_cross_tenants(
     assert _recall_ids(client, other_tenant, "ZX-400 locker") == [theirs]
     assert _as_app(tenant["id"], "ZX-400 locker") == {ours}
     assert _as_app(other_tenant["id"], "ZX-400 locker") == {theirs}
-    assert _as_app(None, "ZX-400 locker") == set()
+    assert _as_app(None, "ZX-400 locker", keyed=tenant["id"]) == set()
+    # One tenant's terms are not another's: its hashes find nothing there.
+    assert _as_app(other_tenant["id"], "ZX-400 locker", keyed=tenant["id"]) == set()
     # The owner (a superuser here) is bound by no policy: the function's own filter is what
     # holds, with a tenant named and without one.
     with owner_conn.transaction():
-        assert _matches(owner_conn, "ZX-400 locker") == set()
+        assert _matches(owner_conn, tenant["id"], "ZX-400 locker") == set()
         owner_conn.execute("SELECT set_config('lethe.tenant_id', %s, true)", (tenant["id"],))
-        assert _matches(owner_conn, "ZX-400 locker") == {ours}
+        assert _matches(owner_conn, tenant["id"], "ZX-400 locker") == {ours}
 
 
 def test_only_the_application_role_may_run_it(owner_conn: psycopg.Connection[Any]) -> None:
@@ -130,8 +134,8 @@ def test_only_current_versions_of_memories_in_the_asked_states_match(
     assert _as_app(tenant["id"], "drive") == set()  # only the old version said it
     assert _as_app(tenant["id"], "tram") == {reworded}
     with uow.unit_of_work(tenant_id) as session:
-        keyword = candidates.lists(session, subject=SUBJECT, states=LIVE, n=40,
-                                   query="ZX-400 locker code").keyword
+        keyword = candidates.lists(session, subject=SUBJECT, states=LIVE, n=40, terms=bulk.terms(
+            db.driver_connection(session), tenant_id, SUBJECT, "ZX-400 locker code")).keyword
     assert keyword is not None and [str(memory_id) for memory_id, _ in keyword] == [live]
 
 
@@ -166,12 +170,13 @@ def _scans(conn: psycopg.Connection[Any]) -> dict[str, int]:
     return {GIN: row[0], SUBJECT_INDEX: row[1]}
 
 
-def _keyword_list(conn: psycopg.Connection[Any], subject: str, query: str) -> tuple[
-        list[str], dict[str, int]]:
+def _keyword_list(conn: psycopg.Connection[Any], tenant_id: uuid.UUID, subject: str,
+                  query: str) -> tuple[list[str], dict[str, int]]:
     """Recall's keyword list in recall's transaction, and the index scans it took."""
+    terms = bulk.terms(conn, tenant_id, subject, query)
     before = _scans(conn)
     found = candidates.send(conn, subject=subject, states=["active"], n=40,
-                            query=query).result().keyword
+                            terms=terms).result().keyword
     assert found is not None
     after = _scans(conn)
     return [str(memory_id) for memory_id, _ in found], {
@@ -192,7 +197,7 @@ def test_a_rare_term_in_a_large_subject_is_looked_up_in_the_gin_index(
     ahead of the policy)."""
     tenant_id, planted = seeded
     with db.read_pipeline(tenant_id, settings=candidates.scan_settings()) as conn:
-        found, scans = _keyword_list(conn, "user:large", RARE)
+        found, scans = _keyword_list(conn, tenant_id, "user:large", RARE)
     assert found == [planted]
     assert scans[GIN] >= 1, scans
 
@@ -206,13 +211,14 @@ def test_a_subject_counted_already_is_not_counted_again_by_its_keyword_list(
     tenant_id, planted = seeded
     query = f"{RARE} every week"
     with db.read_pipeline(tenant_id, settings=candidates.scan_settings()) as conn:
+        terms = bulk.terms(conn, tenant_id, "user:large", query)
         size = candidates.send_size(conn, subject="user:large", states=["active"]).result()
         assert size.memories == LARGE
 
         def keyword_list(given: candidates.SubjectSize | None) -> tuple[list[Any], int]:
             before = _memory_reads(conn)["rows"]
             found = candidates.send(conn, subject="user:large", states=["active"], n=40,
-                                    query=query, size=given).result().keyword
+                                    terms=terms, size=given).result().keyword
             return found or [], _memory_reads(conn)["rows"] - before
 
         counting, read_counting = keyword_list(None)
@@ -237,9 +243,10 @@ def test_a_term_in_a_large_subject_is_followed_from_its_matches_not_the_subjects
     with uow.unit_of_work(tenant_id) as session:
         conn = db.driver_connection(session)
         before = _memory_reads(conn)
+        terms = bulk.terms(conn, tenant_id, "user:huge", "hackathon")
+        before = _memory_reads(conn)
         found = [row[0] for row in conn.execute(MATCHES_SQL, {
-            "subject": "user:huge", "states": ["active"], "query": "hackathon",
-            "per_term": 1_000})]
+            "subject": "user:huge", "states": ["active"], "terms": terms, "per_term": 1_000})]
         after = _memory_reads(conn)
     assert len(found) == HUGE // 40
     assert after == before, (before, after)
@@ -271,8 +278,8 @@ def test_a_common_term_is_read_only_until_it_is_known_to_be_common(
 
         def matches(query: str, per_term: int) -> list[str]:
             return [str(row[0]) for row in conn.execute(MATCHES_SQL, {
-                "subject": "user:large", "states": ["active"], "query": query,
-                "per_term": per_term})]
+                "subject": "user:large", "states": ["active"], "per_term": per_term,
+                "terms": bulk.terms(conn, tenant_id, "user:large", query)})]
 
         assert len(matches("week", 1_000)) > 100
         assert len(matches("week", 5)) == 5
@@ -285,10 +292,10 @@ def test_a_term_common_in_the_subject_is_a_stop_word(seeded: tuple[uuid.UUID, st
     query, so its coverage is whole, however common the query's other words."""
     tenant_id, planted = seeded
     with db.read_pipeline(tenant_id, settings=candidates.scan_settings()) as conn:
-        common = candidates.send(conn, subject="user:large", states=["active"], n=40,
-                                 query="every week").result().keyword
-        found = candidates.send(conn, subject="user:large", states=["active"], n=40,
-                                query=f"{RARE} every week").result().keyword
+        common = candidates.send(conn, subject="user:large", states=["active"], n=40, terms=(
+            bulk.terms(conn, tenant_id, "user:large", "every week"))).result().keyword
+        found = candidates.send(conn, subject="user:large", states=["active"], n=40, terms=(
+            bulk.terms(conn, tenant_id, "user:large", f"{RARE} every week"))).result().keyword
     assert common == []
     assert found is not None and [str(memory_id) for memory_id, _ in found] == [planted]
     assert found[0][1] == pytest.approx(1.0)
@@ -311,9 +318,9 @@ def test_an_owner_bound_by_row_security_still_gets_the_right_matches(
         owner_conn.execute(f'GRANT SELECT ON memory, memory_version TO "{role}"')
         owner_conn.execute(f'ALTER FUNCTION {KEYWORD_MATCHES} OWNER TO "{role}"')
         owner_conn.execute(f'SET LOCAL ROLE "{app_role}"')
-        assert _matches(owner_conn, "ZX-400 locker") == set()
+        assert _matches(owner_conn, tenant["id"], "ZX-400 locker") == set()
         owner_conn.execute("SELECT set_config('lethe.tenant_id', %s, true)", (tenant["id"],))
-        assert _matches(owner_conn, "ZX-400 locker") == {ours}
+        assert _matches(owner_conn, tenant["id"], "ZX-400 locker") == {ours}
         raise psycopg.Rollback()
 
 

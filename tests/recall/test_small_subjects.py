@@ -75,11 +75,12 @@ def test_both_lists_ranked_here_are_the_databases(seeded: uuid.UUID) -> None:
     with db.read_pipeline(seeded, settings=candidates.scan_settings()) as conn:
         for subject in subjects:
             for query in queries:
+                terms = bulk.terms(conn, seeded, subject, query)
                 rows = small_subjects.send(conn, subject=subject, states=["active"],
-                                           query=query).result()
+                                           terms=terms).result()
                 assert rows is not None and len(rows.ids) == len(texts)
                 ask = {"subject": subject, "states": ["active"], "n": 40}
-                keyword = bm25_lists.send(conn, **ask, query=query).result().keyword
+                keyword = bm25_lists.send(conn, **ask, terms=terms).result().keyword
                 here = rows.keyword(40)
                 assert keyword is not None
                 assert [m for m, _ in here] == [m for m, _ in keyword], (subject, query)
@@ -104,7 +105,7 @@ def test_a_memory_without_a_vector_is_a_keyword_candidate_only(seeded: uuid.UUID
     subjects, texts, _, _ = _data()
     with db.read_pipeline(seeded) as conn:
         rows = small_subjects.send(conn, subject=subjects[0], states=["active"],
-                                   query=texts[3]).result()
+                                   terms=bulk.terms(conn, seeded, subjects[0], texts[3])).result()
     assert rows is not None
     (missing,) = set(rows.ids) - set(rows.vector_ids)
     assert len(rows.vector_ids) == len(rows.ids) - 1 == rows.matrix.shape[0]
@@ -123,11 +124,11 @@ def test_only_a_subject_up_to_the_limit_is_read_whole(
         monkeypatch.setattr(small_subjects, "RANK_IN_PROCESS_UP_TO", limit)
         with db.read_pipeline(seeded) as conn:
             rows = small_subjects.send(conn, subject=subjects[0], states=["active"],
-                                       query="where").result()
+                                       terms=[]).result()
         assert (rows is not None) is whole
     with db.read_pipeline(seeded) as conn:
         assert small_subjects.send(conn, subject="user:nobody", states=["active"],
-                                   query="where").result() is None
+                                   terms=[]).result() is None
 
 
 def _rows(ids: list[uuid.UUID], matrix: list[list[float]],

@@ -59,14 +59,14 @@ def test_the_route_an_insert_names_is_replaced_and_a_version_needs_its_memory(
     assert response.status_code == 201, response.text
     memory_id = response.json()["id"]
     owner_conn.execute(
-        "INSERT INTO memory_version (id, tenant_id, memory_id, seq, text, route)"
-        " VALUES (gen_random_uuid(), %s, %s, 2, 'Lives in Lisbon.', 42)",
+        "INSERT INTO memory_version (id, tenant_id, memory_id, seq, sealed_text, route)"
+        " VALUES (gen_random_uuid(), %s, %s, 2, '', 42)",
         (tenant["id"], memory_id))
     assert all(stored == wanted for _, _, stored, wanted in _routes(owner_conn, tenant["id"]))
     with pytest.raises(psycopg.errors.ForeignKeyViolation, match="names no memory"):
         owner_conn.execute(
-            "INSERT INTO memory_version (id, tenant_id, memory_id, seq, text)"
-            " VALUES (gen_random_uuid(), %s, gen_random_uuid(), 1, 'Orphan.')", (tenant["id"],))
+            "INSERT INTO memory_version (id, tenant_id, memory_id, seq, sealed_text)"
+            " VALUES (gen_random_uuid(), %s, gen_random_uuid(), 1, '')", (tenant["id"],))
 
 
 def test_routing_keeps_the_cosine_order_within_a_subject(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tests import sealed
 from tests.holds.helpers import hold, release
 from tests.memories.helpers import created
 
@@ -49,9 +50,7 @@ def test_close_forgets_working_memories_and_keeps_the_rest(
     for kept in (promoted, durable, other_run):
         assert client.get(f"/v1/memories/{kept['id']}", headers=tenant["app"]).status_code == 200
     # The one forget path: tombstone with every version's text purged, audited.
-    texts = owner_conn.execute("SELECT text FROM memory_version WHERE memory_id = %s",
-                               (scratch["id"],)).fetchall()
-    assert texts == [("",)]
+    assert sealed.texts(owner_conn, "m.id = %s", (scratch["id"],)) == [""]
     trail = owner_conn.execute(
         "SELECT to_state, reason FROM audit_event WHERE target_id = %s AND action = "
         "'memory.transition'", (scratch["id"],)).fetchall()
