@@ -13,6 +13,7 @@ from psycopg import sql
 from app.core import uow
 from app.embeddings.runtime import embedder
 from app.forgetting import describe
+from tests import sealed
 
 SUBJECT = "user:7"
 SNEAKERS = "that I collect sneakers"
@@ -86,10 +87,12 @@ def found_in_database(owner_conn: psycopg.Connection[Any], word: str) -> list[st
 def test_memory_mostly_about_it_is_forgotten_whole_and_leaves_no_table(
     api: TestClient, tenant: dict[str, Any], owner_conn: psycopg.Connection[Any]
 ) -> None:
-    # Created with an Idempotency-Key, so an operation record holds the text too.
+    # Created with an Idempotency-Key, so an operation record holds the text too (sealed).
     memory = remember(api, tenant, "I collect rare sneakers, mostly Jordans.", key="create-1")
     kept = remember(api, tenant, "My favourite colour is teal.")
-    assert "operation" in found_in_database(owner_conn, "Jordans")
+    again = {"subject": SUBJECT, "text": "I collect rare sneakers, mostly Jordans."}
+    keyed = {**tenant["app"], "Idempotency-Key": "create-1"}
+    assert "Jordans" in api.post("/v1/memories", json=again, headers=keyed).text
 
     answer = forget(api, tenant)
 
@@ -97,9 +100,13 @@ def test_memory_mostly_about_it_is_forgotten_whole_and_leaves_no_table(
     assert answer["quarantined"] == [] and answer["struck"] == [] and answer["skipped"] == []
     assert answer["unresolved"] is False and answer["retraction_id"] is not None
     assert api.get(f"/v1/memories/{memory['id']}", headers=tenant["app"]).status_code == 404
-    # The text and its stems ("jordan" in search vectors) are in no table at all.
+    # The text and its stems ("jordan" in search vectors) are in no table at all, sealed or
+    # not: the versions are purged, the stored answer redacted.
     assert found_in_database(owner_conn, "jordan") == []
     assert found_in_database(owner_conn, "rare sneakers") == []
+    assert sealed.texts(owner_conn, "m.id = %s", (memory["id"],)) == [""]
+    assert api.post("/v1/memories", json=again, headers=keyed).json() == {
+        "id": memory["id"], "state": "forgotten"}
     assert read(api, tenant, kept["id"])["revision"] == 1
 
 
