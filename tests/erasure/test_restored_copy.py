@@ -1,0 +1,53 @@
+"""A copy of the database taken before an erasure yields none of the erased subject's content
+afterwards: its key is destroyed in the key store, so the dump's ciphertexts of that subject
+open to nothing, while every other subject's still open (issue: erasure destroys keys)."""
+
+from __future__ import annotations
+
+import subprocess
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pgserver
+import psycopg
+
+from app.idempotency import sealing as answers
+from tests import sealed
+from tests.conftest import _libpq, own_database
+from tests.erasure.helpers import SUBJECT, file, remember, run
+
+OTHER = "user:kept-in-the-copy"
+
+
+def _bin(name: str) -> str:
+    return str(Path(pgserver.__file__).parent / "pginstall" / "bin" / name)
+
+
+def test_a_dump_taken_before_an_erasure_opens_nothing_of_the_subject_after_it(
+    client: Any, tenant: dict[str, Any], database: dict[str, Any], tmp_path: Path
+) -> None:
+    app = tenant["app"]
+    erased = remember(client, app, SUBJECT, "Keeps bees at Hollowmere",
+                      idempotency_key="copy-1")
+    kept = remember(client, app, OTHER, "Plays the theorbo on Sundays")
+    dump = tmp_path / "before.sql"
+    subprocess.run([_bin("pg_dump"), "--no-owner", "-f", str(dump),
+                    _libpq(database["url"])], check=True, capture_output=True)
+
+    filed = file(client, app)
+    assert run(filed["id"], tenant["id"]) == "completed"
+
+    # The copy holds the subject's rows as they were, sealed under the destroyed key.
+    with own_database(database, "restored") as restored_url:
+        subprocess.run([_bin("psql"), "-q", "-v", "ON_ERROR_STOP=1", "-f", str(dump),
+                        _libpq(restored_url)], check=True, capture_output=True)
+        with psycopg.connect(_libpq(restored_url)) as copy:
+            assert sealed.texts(copy, "m.id = %s", (erased,)) == [""]
+            assert sealed.texts(copy, "m.id = %s", (kept,)) == [
+                "Plays the theorbo on Sundays"]
+            stored = copy.execute("SELECT response_body FROM operation "
+                                  "WHERE idempotency_key = 'copy-1'").fetchone()[0]
+    # Its stored answer replays erased, not the text it showed.
+    assert answers.open_answer(uuid.UUID(tenant["id"]), "copy-1", stored) == {
+        "id": erased, "state": "forgotten"}
