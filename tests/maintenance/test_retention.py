@@ -22,6 +22,7 @@ from app.forgetting import tasks as forgetting_tasks
 from app.forgetting.retention import retention
 from app.idempotency import store as operations
 from app.maintenance import tasks as maintenance_tasks
+from tests import sealed
 from tests.concurrency import together
 from tests.forgetting.dump import database_text
 from tests.maintenance.helpers import run_through_worker
@@ -117,13 +118,16 @@ def test_quarantined_memory_is_forgotten_after_its_window_and_its_text_is_gone(
     client.post(f"/v1/memories/{memory_id}/reject", headers=tenant["app"])
 
     assert _run(tenant, 1.1 * DAY)["quarantined"] == [memory_id]
-    assert text in database_text(owner_conn)  # quarantine keeps it for audit
+    # Quarantine keeps it for audit (sealed, as every text is stored).
+    assert sealed.texts(owner_conn, "m.id = %s", (memory_id,)) == [text]
     assert _run(tenant, 2.4 * DAY) == {"quarantined": [], "forgotten": []}
     assert _run(tenant, 2.6 * DAY) == {"quarantined": [], "forgotten": [memory_id]}
 
     assert client.get(f"/v1/memories/{memory_id}", headers=tenant["app"]).status_code == 404
     dump = database_text(owner_conn)
     assert text not in dump and "flowerpot" not in dump
+    # Purged, not merely sealed: the subject's key still exists after a forget.
+    assert sealed.texts(owner_conn, "m.id = %s", (memory_id,)) == [""]
     # Nobody asked for this forget: no retraction; the audit chain records every move.
     assert owner_conn.execute("SELECT count(*) FROM retraction").fetchone()[0] == 0
     moves = owner_conn.execute(
@@ -149,6 +153,7 @@ def test_compliance_and_archive_quarantines_age_out_too(
 
     assert sorted(_run(tenant, timedelta(0))["forgotten"]) == sorted([decided, archived])
     assert "vintage stamps from Peru" not in database_text(owner_conn)
+    assert sealed.texts(owner_conn, "m.id IN (%s, %s)", (decided, archived)) == ["", ""]
 
 
 def test_live_memories_and_other_tenants_are_untouched_and_a_rerun_changes_nothing(
@@ -253,3 +258,4 @@ def test_maintenance_retention_runs_now_through_a_real_worker(
     assert _state(client, tenant, deprecated) == "quarantined"
     assert _state(client, tenant, quarantined) is None
     assert text not in database_text(owner_conn)
+    assert sealed.texts(owner_conn, "m.id = %s", (quarantined,)) == [""]
