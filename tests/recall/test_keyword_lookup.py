@@ -244,6 +244,7 @@ def test_a_term_in_a_large_subject_is_followed_from_its_matches_not_the_subjects
         conn = db.driver_connection(session)
         before = _memory_reads(conn)
         terms = bulk.terms(conn, tenant_id, "user:huge", "hackathon")
+        assert terms, "the query's terms were not hashed: the subject's key was not found"
         before = _memory_reads(conn)
         found = [row[0] for row in conn.execute(MATCHES_SQL, {
             "subject": "user:huge", "states": ["active"], "terms": terms, "per_term": 1_000})]
