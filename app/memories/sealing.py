@@ -83,6 +83,9 @@ class Opener:
             return subjects.open_text(key, bytes(sealed), aad=subjects.row_aad(*column))
         except subjects.KeyDestroyed:  # sealed under a key an earlier erasure destroyed
             return ""
+        except subjects.Tampered as refused:  # where, for the log (IDs only)
+            table, row_id, name = column
+            raise subjects.Tampered(f"{refused.reason}: {table}.{name} of {row_id}") from None
 
     def text(self, tenant_id: uuid.UUID, subject: str, version_id: uuid.UUID,
              sealed: bytes) -> str:
