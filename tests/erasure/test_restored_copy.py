@@ -81,6 +81,9 @@ def test_the_api_serves_a_copy_restored_from_before_an_erasure_with_the_subject_
         for path in ("", "/versions", "/lineage"):
             answer = client.get(f"/v1/memories/{memory_id}{path}", headers=app)
             assert answer.status_code == 404, (path, answer.text)
+        edited = client.patch(f"/v1/memories/{memory_id}", json={"text": "Keeps wasps"},
+                              headers={**app, "If-Match": '"1"'})
+        assert edited.status_code == 404, edited.text
     assert client.get(f"/v1/memories/{kept}", headers=app).json()["text"] == \
         "Keeps goats at Hollowmere"
     listed = client.get("/v1/memories", headers=app).json()["data"]
