@@ -12,7 +12,7 @@ from fastapi.staticfiles import StaticFiles
 from app.core import db
 from app.core.errors import DATABASE_ERRORS, UNAVAILABLE_RETRY_AFTER_SECONDS
 from app.keys.errors import RETRY_AFTER_SECONDS as KEY_STORE_RETRY_AFTER_SECONDS
-from app.keys.errors import KeyStoreUnavailable
+from app.keys.errors import KeyStoreUnavailable, Tampered
 from console import (
     routes_audit,
     routes_auth,
@@ -61,6 +61,7 @@ def create_console() -> FastAPI:
     for database_error in DATABASE_ERRORS:
         console.add_exception_handler(database_error, _database_error)
     console.add_exception_handler(KeyStoreUnavailable, _key_store_unavailable)
+    console.add_exception_handler(Tampered, _tampered)
     # Outermost last: the headers go on every response, cookies included.
     console.add_middleware(PendingCookiesMiddleware)
     console.add_middleware(SecurityHeadersMiddleware)
@@ -102,6 +103,20 @@ async def _key_store_unavailable(request: Request, exc: Exception) -> Response:
     in clear instead (the request's transaction rolled back)."""
     return _unavailable(request, "The key store cannot be read just now",
                         KEY_STORE_RETRY_AFTER_SECONDS)
+
+
+async def _tampered(request: Request, exc: Exception) -> Response:
+    """500, as the API answers `sealed-value-rejected`: a stored value failed its integrity
+    check. Logged by where it is (IDs), never by what it holds."""
+    assert isinstance(exc, Tampered)
+    log.error("console: refused: %s", exc.slug, extra={"fields": {"reason": exc.logged()}})
+    viewer = getattr(request.state, "console_viewer", None)
+    return templates.TemplateResponse(
+        request, "unavailable.html",
+        {"heading": "A stored value was rejected", "viewer": viewer,
+         "message": "A stored value failed its integrity check and was not shown; nothing "
+                    "was changed. The operator has been told."},
+        status_code=status.HTTP_500_INTERNAL_SERVER_ERROR)
 
 
 def _unavailable(request: Request, reason: str, retry_after: int) -> Response:

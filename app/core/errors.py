@@ -38,6 +38,11 @@ class LetheError(Exception):
         self.extra = extra
         self.headers = headers or {}
 
+    def logged(self) -> str:
+        """What the log says of a refusal the server is to blame for (5xx): written by
+        Lethe, never request content."""
+        return self.detail
+
 
 class Unauthorized(LetheError):
     status, slug, title = 401, "unauthorized", "Missing or unknown credentials"
@@ -139,6 +144,8 @@ _HTTP_SLUGS = {
 
 async def _lethe_error(_: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, LetheError)
+    if exc.status >= 500:
+        log.error("refused: %s", exc.slug, extra={"fields": {"reason": exc.logged()}})
     return render(exc)
 
 

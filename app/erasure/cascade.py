@@ -221,7 +221,6 @@ def _destroy_data_key(session: Session, request: ErasureRequest, subject: str) -
     dropped with it, and a crash after the destruction reruns this harmlessly (destroying
     again answers the first time)."""
     tenant_id = request.tenant_id
-    request.data_key_id = subject_keys.current_key_id(tenant_id, subject)
     # The plan's holds already stopped the request short of here; what is left is a memory
     # written while artifacts were acknowledging, which the plan never saw. If a hold keeps
     # one, its content must stay readable: the key stays and the receipt says so.
@@ -230,9 +229,10 @@ def _destroy_data_key(session: Session, request: ErasureRequest, subject: str) -
         ids=memories.ids_of_subject(session, tenant_id=tenant_id, subject=subject)).items()
         if memory.state != MemoryState.forgotten]
     if memories.held_by(session, tenant_id=tenant_id, ids=written_since):
-        return
-    request.data_key_id, request.key_destroyed_at = subject_keys.destroy_subject_key(
-        tenant_id, subject)
+        request.data_key_id = subject_keys.current_key_id(tenant_id, subject)
+    else:
+        request.data_key_id, request.key_destroyed_at = subject_keys.destroy_subject_key(
+            tenant_id, subject)
     session.add(request)
 
 

@@ -28,6 +28,19 @@ class KeyDestroyed(Exception):
     """The (tenant, subject) data key was destroyed by an erasure: what it sealed is gone."""
 
 
-class Tampered(Exception):
+class Tampered(LetheError):
     """A ciphertext failed authentication: the wrong key, another row's ciphertext moved here,
-    or altered bytes."""
+    or altered bytes. Nothing of it is shown: the API answers 500 problem+json of type
+    `sealed-value-rejected` (not a 503: retrying reads the same bytes), and logs ``reason``
+    (which check failed, and where: table, column and row ID, never content)."""
+
+    status, slug, title = 500, "sealed-value-rejected", "Stored value rejected"
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(
+            "A stored value failed its integrity check and was not shown; nothing was "
+            "changed. The operator has been told.")
+        self.reason = reason
+
+    def logged(self) -> str:
+        return self.reason

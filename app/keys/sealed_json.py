@@ -16,9 +16,8 @@ import uuid
 from typing import Any
 
 from app.keys import tenant_keys
-from app.keys.configured import key_store
 from app.keys.errors import KeyDestroyed
-from app.keys.subjects import SubjectKey, generation_of, subject_key
+from app.keys.subjects import SubjectKey, generation_of, key_by_id, subject_key
 
 SEALED = "sealed"
 KEY = "key"
@@ -49,11 +48,11 @@ def open_value(tenant_id: uuid.UUID, node: dict[str, Any], *, aad: bytes) -> Any
 def _key_by_id(tenant_id: uuid.UUID, key_id: str, sealed: bytes) -> SubjectKey:
     if key_id == TENANT_KEY_ID:
         return _tenant_key(tenant_id)
-    raw = key_store().load(tenant_id, key_id)
-    if raw is None:  # never created, or a restored copy of what an erasure destroyed
-        raise KeyDestroyed("no such data key")
     # The key ID names one generation of the subject's keys; the value says which it is.
-    return SubjectKey(key_id, raw, generation_of(sealed))
+    key = key_by_id(tenant_id, key_id, generation_of(sealed))
+    if key is None:  # never created, or a restored copy of what an erasure destroyed
+        raise KeyDestroyed("no such data key")
+    return key
 
 
 def _tenant_key(tenant_id: uuid.UUID) -> SubjectKey:

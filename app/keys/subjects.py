@@ -28,8 +28,8 @@ from app.keys.store import KeyStore
 
 __all__ = [
     "KeyDestroyed", "KeyStoreUnavailable", "SubjectKey", "Tampered", "current_key_id",
-    "destroy_subject_key", "generation_of", "key_id_of", "open_text", "row_aad", "seal_text",
-    "subject_key",
+    "destroy_subject_key", "generation_of", "key_by_id", "key_id_of", "open_text", "row_aad",
+    "seal_text", "subject_key",
 ]
 
 KEY_BYTES = 32
@@ -150,11 +150,19 @@ def subject_key(tenant_id: uuid.UUID, subject: str, *, create: bool = True) -> S
     return key
 
 
+def key_by_id(tenant_id: uuid.UUID, key_id: str, generation: int = 0, *,
+              store: KeyStore | None = None) -> SubjectKey | None:
+    """The data key ``key_id`` (of ``generation``) from the store, None when it has none;
+    `KeyDestroyed` when an erasure destroyed it."""
+    raw = (store or key_store()).load(tenant_id, key_id)
+    return None if raw is None else SubjectKey(key_id, raw, generation)
+
+
 def _load(store: KeyStore, tenant_id: uuid.UUID, subject: str, *, create: bool) -> SubjectKey:
     while True:
-        generation, raw = _live_generation(store, tenant_id, subject)
-        if raw is not None:
-            return SubjectKey(key_id_of(tenant_id, subject, generation), raw, generation)
+        generation, key = _live_generation(store, tenant_id, subject)
+        if key is not None:
+            return key
         if generation > 0 and not create:
             raise KeyDestroyed("the subject's key was destroyed by an erasure")
         if not create:
@@ -168,13 +176,14 @@ def _load(store: KeyStore, tenant_id: uuid.UUID, subject: str, *, create: bool) 
 
 
 def _live_generation(store: KeyStore, tenant_id: uuid.UUID, subject: str
-                     ) -> tuple[int, bytes | None]:
+                     ) -> tuple[int, SubjectKey | None]:
     """The first generation not destroyed, and its key if it exists. A subject never erased
     costs one read of the store."""
     generation = 0
     while True:
         try:
-            return generation, store.load(tenant_id, key_id_of(tenant_id, subject, generation))
+            return generation, key_by_id(tenant_id, key_id_of(tenant_id, subject, generation),
+                                         generation, store=store)
         except KeyDestroyed:
             generation += 1
 
@@ -185,8 +194,8 @@ def destroy_subject_key(tenant_id: uuid.UUID, subject: str) -> tuple[str, dateti
     under it is unreadable from then on, in every copy of the database; a later write about
     the subject makes the next generation's key."""
     store = key_store()
-    generation, raw = _live_generation(store, tenant_id, subject)
-    if raw is None and generation > 0:
+    generation, live = _live_generation(store, tenant_id, subject)
+    if live is None and generation > 0:
         generation -= 1
     key_id = key_id_of(tenant_id, subject, generation)
     destroyed_at = store.destroy(tenant_id, key_id)

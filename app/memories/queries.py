@@ -23,7 +23,7 @@ from sqlmodel import Session, col, select
 
 from app.audit import service as audit
 from app.memories import sealing, store
-from app.memories.errors import InvalidCursor
+from app.memories.errors import InvalidCursor, MemoryNotFound
 from app.memories.models import (
     LIVE_STATES,
     Memory,
@@ -110,15 +110,21 @@ def page(
 
 
 def version_rows(session: Session, memory: Memory) -> list[VersionPublic]:
+    """The memory's versions, opened; `MemoryNotFound` when it reads as erased (its current
+    text under a key an erasure destroyed, as `store.public` decides)."""
     statement = select(MemoryVersion).where(
         MemoryVersion.memory_id == memory.id
     ).order_by(col(MemoryVersion.seq))
     opener = sealing.Opener()
+    found = list(session.exec(statement))
+    if any(v.id == memory.current_version_id
+           and opener.erased(memory.tenant_id, memory.subject, v.sealed_text) for v in found):
+        raise MemoryNotFound()
     return [
         VersionPublic(id=v.id, seq=v.seq, created_at=v.created_at,
                       text=opener.text(memory.tenant_id, memory.subject, v.id, v.sealed_text),
                       current=v.id == memory.current_version_id)
-        for v in session.exec(statement)
+        for v in found
     ]
 
 

@@ -59,6 +59,17 @@ class Opener:
             self._keys[slot] = key_for_reading(tenant_id, subject)
         return self._keys[slot]
 
+    def erased(self, tenant_id: uuid.UUID, subject: str, sealed: bytes | None) -> bool:
+        """Whether ``sealed`` was sealed under a key an erasure has destroyed since: what a
+        copy of the database restored from before the erasure still holds of its subject.
+        A memory whose current text is such a value reads as erased (absent, like a
+        forgotten one), never as a live memory with empty text. Nothing stored is never
+        erased. Asks the store nothing more than `open` does (once per subject per read)."""
+        if not sealed:
+            return False
+        key = self.key(tenant_id, subject)
+        return key is None or subjects.generation_of(bytes(sealed)) < key.generation
+
     def open(self, tenant_id: uuid.UUID, subject: str, column: tuple[str, uuid.UUID, str],
              sealed: bytes | None) -> str:
         """What `seal` stored in (table, row ID, column), read: `subjects.Tampered` if it is
@@ -72,6 +83,9 @@ class Opener:
             return subjects.open_text(key, bytes(sealed), aad=subjects.row_aad(*column))
         except subjects.KeyDestroyed:  # sealed under a key an earlier erasure destroyed
             return ""
+        except subjects.Tampered as refused:  # where, for the log (IDs only)
+            table, row_id, name = column
+            raise subjects.Tampered(f"{refused.reason}: {table}.{name} of {row_id}") from None
 
     def text(self, tenant_id: uuid.UUID, subject: str, version_id: uuid.UUID,
              sealed: bytes) -> str:

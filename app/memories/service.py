@@ -284,6 +284,9 @@ def _lock_for_edit(
     # A missing memory is 404 before any precondition is judged; the row lock makes the
     # revision comparison exact under concurrent edits.
     memory = store.load(session, tenant_id=tenant_id, memory_id=memory_id, for_update=True)
+    # One that reads as erased (a restored copy's, its key destroyed) is absent here too: an
+    # edit would give it new content under the subject's next key.
+    store.view(session, memory)
     if memory.revision != expected_revision(if_match):
         raise RevisionMismatch(memory.revision)
     if memory.state == MemoryState.quarantined:

@@ -64,11 +64,16 @@ _VIEWS = sql(
 )
 
 
-def public(row: Mapping[Any, Any], opener: sealing.Opener | None = None) -> MemoryPublic:
+def public(row: Mapping[Any, Any], opener: sealing.Opener | None = None
+           ) -> MemoryPublic | None:
     """A memory as the API shows it, from a row of `PUBLIC_COLUMNS` (its text and metadata
-    opened here; ``opener``: one read's, for many rows)."""
+    opened here; ``opener``: one read's, for many rows). None when its text was sealed under
+    a key an erasure destroyed (a copy restored from before the erasure): every read shows
+    such a memory as erased, absent like a forgotten one (`sealing.Opener.erased`)."""
     tenant_id, subject = row["tenant_id"], row["subject"]
     opener = opener or sealing.Opener()
+    if opener.erased(tenant_id, subject, row["sealed_text"]):
+        return None
     return MemoryPublic(
         id=row["id"], subject=subject,
         text=opener.text(tenant_id, subject, row["version_id"], row["sealed_text"]),
@@ -86,19 +91,24 @@ def public(row: Mapping[Any, Any], opener: sealing.Opener | None = None) -> Memo
 def views(
     session: Session, *, tenant_id: uuid.UUID, ids: Sequence[uuid.UUID]
 ) -> list[MemoryPublic]:
-    """The public shape of these memories, in the order given; those without a version skipped."""
+    """The public shape of these memories, in the order given; those without a version, and
+    those an erasure's destroyed key left unreadable (`public`), skipped."""
     if not ids:
         return []
     session.flush()  # a textual statement does not autoflush: read what this session wrote
     rows = session.execute(_VIEWS, {"tenant_id": tenant_id, "ids": [str(i) for i in ids]})
     opener = sealing.Opener()
-    found = {view.id: view for view in (public(row, opener) for row in rows.mappings())}
+    found = {view.id: view for view in (public(row, opener) for row in rows.mappings())
+             if view is not None}
     return [found[memory_id] for memory_id in ids if memory_id in found]
 
 
 def view(session: Session, memory: Memory) -> MemoryPublic:
-    [shown] = views(session, tenant_id=memory.tenant_id, ids=[memory.id])
-    return shown
+    """The memory's public shape; `MemoryNotFound` when it reads as erased (`public`)."""
+    shown = views(session, tenant_id=memory.tenant_id, ids=[memory.id])
+    if not shown:
+        raise MemoryNotFound()
+    return shown[0]
 
 
 def vector_literal(embedding: Sequence[float]) -> str:

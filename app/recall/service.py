@@ -286,6 +286,8 @@ def _load(
     with conn.cursor(row_factory=dict_row) as cursor:
         for row in cursor.execute(_LOAD_SQL, {"ids": ids, "states": states}).fetchall():
             view = memories.public(row, opener)
+            if view is None:  # erased (a restored copy's rows of a destroyed key)
+                continue
             if row["is_history"]:
                 assert view.superseded_by is not None
                 history.setdefault(view.superseded_by, []).append(view)

@@ -15,8 +15,9 @@ Both lists are the ones the database computes for larger subjects (`candidates`,
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -31,22 +32,22 @@ RANK_IN_PROCESS_UP_TO = 500
 
 # The subject's live memories with their current vector (pgvector's binary form), whether each
 # is in the asked-for states, its length in terms and how often it holds each of the query's
-# terms (the hashed lexemes `lethe_bm25` matches), beside the query's terms themselves. BM25's
+# terms (the hashed lexemes `lethe_bm25` matches; NULL, not an empty array, for a memory that
+# holds none, which is most: no Python object per row for them). BM25's
 # statistics are over every live memory, as the database's are (migration 0021), whichever
 # states are asked for. Only if the subject has at most `most` live memories: otherwise no
 # rows, read no further than one past that. One statement, one snapshot: what it returns is
 # the whole subject.
 _ROWS_SQL = """
     WITH query AS MATERIALIZED (SELECT %(terms)s::text[] AS terms)
-    SELECT m.id, vector_send(v.embedding), q.terms, held.terms, held.frequencies,
+    SELECT m.id, vector_send(v.embedding), held.terms, held.frequencies,
            lethe_text_length(v.search), m.state = ANY(%(states)s)
     FROM memory_version v
     JOIN memory m ON m.current_version_id = v.id
     CROSS JOIN query q
     CROSS JOIN LATERAL (
-        SELECT coalesce(array_agg(u.lexeme), '{}'::text[]) AS terms,
-               coalesce(array_agg(coalesce(cardinality(u.positions), 1)), '{}'::int[])
-                   AS frequencies
+        SELECT array_agg(u.lexeme) AS terms,
+               array_agg(coalesce(cardinality(u.positions), 1)) AS frequencies
         FROM unnest(v.search) u WHERE u.lexeme = ANY(q.terms)
     ) held
     WHERE m.subject = %(subject)s AND m.state = ANY(%(live)s)
@@ -93,9 +94,14 @@ class SubjectRows:
         return scored[:n]
 
 
+# The frequencies of a memory holding none of the query's terms: one mapping shared by all.
+NO_TERMS: Mapping[str, int] = MappingProxyType({})
+
+
 @dataclass(frozen=True)
 class PendingRows:
     cursor: psycopg.Cursor[Any]
+    terms: frozenset[str]  # the query's distinct terms, hashed
 
     def result(self) -> SubjectRows | None:
         """The subject's rows, or None if it has none or more than the limit (its lists then
@@ -103,7 +109,7 @@ class PendingRows:
         rows = self.cursor.fetchall()
         if not rows:
             return None
-        with_vector = [row for row in rows if row[1] is not None and row[6]]
+        with_vector = [row for row in rows if row[1] is not None and row[5]]
         if with_vector:
             # vector_send: int16 dimensions, int16 unused, then each value as a big-endian
             # float4. Joined through views: sliced copies were a second copy of the subject's
@@ -115,11 +121,11 @@ class PendingRows:
             matrix = np.zeros((0, 0), dtype=np.float32)
         return SubjectRows(
             ids=[row[0] for row in rows],
-            documents=[bm25.Document(length=int(row[5]),
-                                     frequencies=dict(zip(row[3], row[4], strict=True)))
+            documents=[bm25.Document(length=int(row[4]), frequencies=NO_TERMS if row[2] is None
+                                     else dict(zip(row[2], row[3], strict=True)))
                        for row in rows],
-            eligible=[bool(row[6]) for row in rows],
-            terms=frozenset(rows[0][2]),
+            eligible=[bool(row[5]) for row in rows],
+            terms=self.terms,
             vector_ids=[row[0] for row in with_vector],
             matrix=matrix.astype(np.float32))
 
@@ -129,4 +135,4 @@ def send(conn: psycopg.Connection[Any], *, subject: str, states: Sequence[str],
     """Send the read; ``terms``: the query's distinct terms, hashed (`search_terms`)."""
     return PendingRows(conn.execute(_ROWS_SQL, {
         "subject": subject, "states": list(states), "live": LIVE, "terms": list(terms),
-        "most": RANK_IN_PROCESS_UP_TO}, binary=True))
+        "most": RANK_IN_PROCESS_UP_TO}, binary=True), frozenset(terms))
