@@ -29,12 +29,12 @@ def relation(embed: object, old: str, new: str) -> Relation:
     return classify(new, new_vector, old, old_vector, DEFAULT).relation
 
 
-# (old, new): pairs the earlier rule called contradictions; none is one.
+# (old, new): none is a contradiction; the earlier rule called the first and the third ones.
 NOT_CONTRADICTIONS: Sequence[tuple[str, str]] = [
     # Encouragement, then thanks and a plan: the first example.
     ("Taking time for yourself is so important. You're doing an awesome job looking after "
      "yourself and your family!",
-     "Thanks, Mel! My goal is to give kids a loving home. I'm now looking into adoption."),
+     "Thanks, Mel! I'm now taking time for myself and my family."),
     # A statement, then an exclamation and a question about it: the second example.
     ("Painting's great for expressing myself. I love creating art!",
      "Wow, Mel! Any new paintings coming up now?"),
