@@ -62,7 +62,7 @@ def free_port() -> int:
 
 
 def wait_ready(base: str) -> None:
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + 600  # a loaded machine starts the API slowly
     last = ""
     while time.monotonic() < deadline:
         try:

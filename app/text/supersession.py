@@ -33,7 +33,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from app.text.lexicon import same_word, stem, words_of
+from app.text import claims
+from app.text.lexicon import RELATIONS, same_word, stem, words_of
 from app.text.statements import Statement, parse, speaks_of
 
 
@@ -117,6 +118,27 @@ def classify_similar(
 
     if similarity < t.change_word_min:
         return verdict(Relation.unrelated, "dissimilar")
+    new_said, old_said = claims.read(new_text), claims.read(old_text)
+    if _value_updated(new_said, old_said):
+        return verdict(Relation.contradiction, "value-updated")
+    if new_said.long or old_said.long:
+        # A long message: its words as a whole say nothing about any one fact in it.
+        return verdict(Relation.unrelated, "long-turn", sure=similarity < t.contradiction_min)
+    found = _statements(new_text, old_text, similarity, t)
+    if found.relation is not Relation.contradiction:
+        return found
+    if not new_said.stated or not old_said.stated:
+        # A question, a greeting, thanks or praise states nothing to contradict.
+        return verdict(Relation.unrelated, "no-fact")
+    return _statements(new_said.stated, old_said.stated, similarity, t)
+
+
+def _statements(new_text: str, old_text: str, similarity: float, t: Thresholds) -> Verdict:
+    """The statement rule: two short statements compared as wholes."""
+
+    def verdict(relation: Relation, why: str, sure: bool = True) -> Verdict:
+        return Verdict(relation, sure, why, similarity)
+
     new, old = parse(new_text), parse(old_text)
     if _other_holder(new, old):
         return verdict(Relation.unrelated, "other-holder")
@@ -223,3 +245,25 @@ def _same_values(new: Statement, old: Statement) -> bool:
 def _reworded(new: Statement, old: Statement) -> bool:
     """Each side has a content word the other lacks."""
     return bool(_only_in(new.content, old)) and bool(_only_in(old.content, new))
+
+
+# Context words two valued claims must share to be about the same attribute.
+SHARED_CONTEXT = 2
+
+
+def _value_updated(new: claims.Reading, old: claims.Reading) -> bool:
+    """A value of the new message the old never names, beside the same attribute words as a
+    value of the old message the new never names: "a $700 budget ceiling for the phone" /
+    "raised my phone budget ceiling to $750"."""
+    for mine in new.values:
+        if not mine.cued or mine.token in old.tokens:
+            continue
+        for theirs in old.values:
+            if theirs.kind != mine.kind or theirs.token in new.tokens:
+                continue
+            shared = {w for w in mine.context & theirs.context
+                      if not any(same_word(w, weak) for weak in WEAK)}
+            holders = {RELATIONS.get(w) for w in mine.context ^ theirs.context} - {None}
+            if len(shared) >= SHARED_CONTEXT and not holders and mine.tight & theirs.tight:
+                return True
+    return False
