@@ -50,21 +50,24 @@ def upgrade() -> None:
                "WITH CHECK (tenant_id = lethe_current_tenant())")
     op.execute(RAISE_FN)
     op.execute("REVOKE ALL ON FUNCTION lethe_raise_forget_fence() FROM PUBLIC")
-    # What removes a memory from recall, whichever path does it: leaving the live states
-    # (forget, erasure, quarantine, retention, supersession), losing its current version's
-    # text while live (a strike, an edit), or the row going.
+    # What removes a memory, or some of its text, from what recall and the API show, whichever
+    # path does it: leaving the live states (forget, erasure, quarantine, retention,
+    # supersession: recall returns live memories only), becoming forgotten from any state
+    # (recall shows deprecated ones as history, the API lists quarantined ones), a new current
+    # version (a strike, an edit), or the row going.
     op.execute(f"""
         CREATE TRIGGER memory_forget_fence AFTER UPDATE OF state ON memory FOR EACH ROW
-        WHEN (OLD.state IN {LIVE} AND NEW.state NOT IN {LIVE})
+        WHEN ((OLD.state IN {LIVE} AND NEW.state NOT IN {LIVE})
+              OR (NEW.state = 'forgotten' AND OLD.state <> 'forgotten'))
         EXECUTE FUNCTION lethe_raise_forget_fence()""")
-    op.execute(f"""
+    op.execute("""
         CREATE TRIGGER memory_forget_fence_version AFTER UPDATE OF current_version_id ON memory
-        FOR EACH ROW WHEN (OLD.state IN {LIVE} AND OLD.current_version_id IS NOT NULL
+        FOR EACH ROW WHEN (OLD.state <> 'forgotten' AND OLD.current_version_id IS NOT NULL
                            AND OLD.current_version_id IS DISTINCT FROM NEW.current_version_id)
         EXECUTE FUNCTION lethe_raise_forget_fence()""")
-    op.execute(f"""
+    op.execute("""
         CREATE TRIGGER memory_forget_fence_delete AFTER DELETE ON memory FOR EACH ROW
-        WHEN (OLD.state IN {LIVE})
+        WHEN (OLD.state <> 'forgotten')
         EXECUTE FUNCTION lethe_raise_forget_fence()""")
 
 

@@ -175,6 +175,11 @@ def current(request: Request) -> RequestWork:
 RETRYABLE_SQLSTATES = frozenset({"40P01", "40001"})
 # A GET that writes after all, sent to a replica: it runs again on the primary.
 READ_ONLY_SQLSTATE = "25006"
+# The GETs a replica serves, once it has replayed the tenant's last forget (recall too, in its
+# router): reads of memories, the bulk of read traffic. The rest (the state of jobs, erasures
+# and exports a client polls right after filing them, settings, keys, holds, audit) read the
+# primary, so a client reads its own writes there.
+REPLICA_READ_PATHS = ("/v1/memories", "/compat/mem0/memories")
 ATTEMPTS = 3
 
 
@@ -191,6 +196,8 @@ class LetheRoute(APIRoute):
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         handler = super().get_route_handler()
         declarations = access.declared(self.dependant)
+        replica_reads = "GET" in self.methods and self.path_format.startswith(
+            REPLICA_READ_PATHS)
 
         async def route_handler(request: Request) -> Response:
             # Admitted before its first thread is taken, until its commit is done.
@@ -198,7 +205,8 @@ class LetheRoute(APIRoute):
                 return await attempts(request)
 
         async def attempts(request: Request) -> Response:
-            on_replica = request.method == "GET" and replicas.configured()
+            on_replica = (replica_reads and request.method == "GET" and replicas.configured()
+                          and get_settings().replica_gets)
             for attempt in range(1, ATTEMPTS + 1):
                 # Each attempt is a new unit of work: nothing of a rolled-back one survives.
                 work = request.state.uow = RequestWork()

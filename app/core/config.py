@@ -55,6 +55,11 @@ class Settings(BaseSettings):
         "replayed the tenant's last forget (docs/deploying.md). Unset: everything on the "
         "primary.",
     )
+    replica_gets: bool = Field(
+        True,
+        description="Serve GETs of memories from the replicas too (behind the same fence). "
+        "Off: only recall goes there, so a client reads a memory it has just written.",
+    )
     replica_fence: bool = Field(
         True,
         description="Check, before a read is served by a replica, that the replica has "

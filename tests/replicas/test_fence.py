@@ -8,9 +8,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from bench.standby import Standby
 from tests.conftest import _libpq
 from tests.replicas.conftest import counted
-from tests.replicas.standby import Standby
 
 SUBJECT = "user:replicated"
 TEXT = "Keeps a tortoise called Ptolemy"

@@ -1,4 +1,5 @@
-"""A streaming standby of the test run's embedded PostgreSQL, from the same binaries:
+"""A streaming standby of an embedded PostgreSQL, from the same binaries (the replica tests
+and `bench/replica_bench.py`):
 `pg_basebackup -R` over the primary's Unix socket, started on a socket of its own."""
 
 from __future__ import annotations
