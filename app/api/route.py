@@ -196,7 +196,7 @@ class LetheRoute(APIRoute):
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         handler = super().get_route_handler()
         declarations = access.declared(self.dependant)
-        replica_reads = "GET" in self.methods and self.path_format.startswith(
+        replica_reads = "GET" in (self.methods or set()) and self.path_format.startswith(
             REPLICA_READ_PATHS)
 
         async def route_handler(request: Request) -> Response:

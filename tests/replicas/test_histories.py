@@ -16,6 +16,7 @@ from hypothesis.stateful import rule, run_state_machine_as_test
 from bench.standby import Standby
 from tests.harness.machine import history_machine
 from tests.harness.test_histories import SETTINGS
+from tests.replicas.conftest import counted
 
 # Few by default (each history makes a tenant and recalls through the replica after every
 # step); the nightly run sets the harness's size.
@@ -26,7 +27,8 @@ DELAYS = ["0", "20ms", "200ms", "1s"]
 def test_histories_on_a_lagging_replica_never_recall_the_forgotten(
     client: Any, owner_conn: Any, standby: Standby, use_replica: Callable[..., None],
 ) -> None:
-    use_replica(gets=False)
+    use_replica(gets=False, fence=os.environ.get("LETHE_REPLICA_FENCE_OFF") != "1")
+    served = counted("lethe_replica_reads_total", server="replica")
     base = history_machine(client, owner_conn)
 
     class ReplicatedHistory(base):  # type: ignore[misc,valid-type]
@@ -39,3 +41,4 @@ def test_histories_on_a_lagging_replica_never_recall_the_forgotten(
                                   settings=SETTINGS.__class__(SETTINGS, max_examples=HISTORIES))
     finally:
         standby.set_apply_delay("2s")
+    assert counted("lethe_replica_reads_total", server="replica") > served
