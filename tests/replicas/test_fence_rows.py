@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import psycopg
+import pytest
+
 from tests.erasure.helpers import file, remember, run
 
 SUBJECT = "user:fenced"
@@ -58,3 +61,20 @@ def test_an_erasure_of_many_memories_raises_the_fence_once_per_batch(
     assert run(filed["id"], tenant["id"]) == "completed"
     assert fence(owner_conn, tenant) == 1
     assert fence(owner_conn, other_tenant) == 0  # another tenant's recalls wait for nothing
+
+
+def test_the_application_reads_its_fence_and_cannot_lower_it(
+    client: Any, tenant: dict[str, Any], other_tenant: dict[str, Any], owner_conn: Any
+) -> None:
+    from app.core.runtime import get_runtime
+    from tests.conftest import _libpq
+
+    memory = remember(client, tenant["app"], SUBJECT, "Collects brass door knockers")
+    client.post(f"/v1/memories/{memory}/forget", json={}, headers=tenant["app"])
+    with psycopg.connect(_libpq(get_runtime().app_url)) as conn:
+        conn.execute("SELECT set_config('lethe.tenant_id', %s, true)", (other_tenant["id"],))
+        assert conn.execute("SELECT count(*) FROM forget_fence").fetchone() == (0,)
+        conn.execute("SELECT set_config('lethe.tenant_id', %s, true)", (tenant["id"],))
+        assert conn.execute("SELECT generation FROM forget_fence").fetchone() == (1,)
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            conn.execute("UPDATE forget_fence SET generation = 0")
