@@ -11,6 +11,8 @@ from collections.abc import Sequence
 
 from alembic import op
 
+from app.core import rls
+
 revision: str = "0028_forget_fence"
 down_revision: str | None = "0027_sealed_content"
 branch_labels: str | Sequence[str] | None = None
@@ -18,14 +20,14 @@ depends_on: str | Sequence[str] | None = None
 
 # Raised once per transaction (the `xact` column), however many memories it removes: an
 # erasure batch of thousands writes one row version, not thousands. Runs with the owner's
-# rights, so a path that changes memories outside a tenant's context (a maintenance fix as the
-# owner) still raises the fence instead of failing on its row-level security.
+# rights (the application may only read the fence), and raises it whatever tenant context the
+# change runs in.
 RAISE_FN = """
 CREATE OR REPLACE FUNCTION lethe_raise_forget_fence() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = public, pg_temp AS $$
 BEGIN
     INSERT INTO forget_fence AS f (tenant_id, generation, xact)
-    VALUES (OLD.tenant_id, 1, pg_current_xact_id())
+    VALUES (OLD.tenant_id, 1, pg_current_xact_id()::text::bigint)
     ON CONFLICT (tenant_id) DO UPDATE SET generation = f.generation + 1, xact = EXCLUDED.xact
     WHERE f.xact <> EXCLUDED.xact;
     RETURN NULL;
@@ -38,16 +40,17 @@ LIVE = "('active', 'suspect')"
 def upgrade() -> None:
     op.execute("""
         CREATE TABLE forget_fence (
-            tenant_id uuid PRIMARY KEY,
+            tenant_id uuid NOT NULL,
             generation bigint NOT NULL,
-            xact xid8 NOT NULL
+            xact bigint NOT NULL,
+            CONSTRAINT pk_forget_fence PRIMARY KEY (tenant_id)
         )""")
-    # Enabled, not forced: the application reads its tenant's row only; the trigger's
-    # function (the owner) writes any.
-    op.execute("ALTER TABLE forget_fence ENABLE ROW LEVEL SECURITY")
-    op.execute("CREATE POLICY forget_fence_tenant_isolation ON forget_fence "
-               "USING (tenant_id = lethe_current_tenant()) "
-               "WITH CHECK (tenant_id = lethe_current_tenant())")
+    # Forced like every tenant-owned table: the application reads its tenant's row only. The
+    # trigger's function runs as the owner (this migration's role), whom a policy of its own
+    # lets raise any tenant's row, in whatever tenant context the forget runs.
+    rls.protect("forget_fence")
+    op.execute("CREATE POLICY forget_fence_raise ON forget_fence TO CURRENT_USER "
+               "USING (true) WITH CHECK (true)")
     op.execute(RAISE_FN)
     op.execute("REVOKE ALL ON FUNCTION lethe_raise_forget_fence() FROM PUBLIC")
     # What removes a memory, or some of its text, from what recall and the API show, whichever
