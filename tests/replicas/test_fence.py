@@ -57,7 +57,7 @@ def replicated(client: Any, tenant: dict[str, Any], standby: Standby,
 
 def test_a_recall_right_after_a_forget_never_returns_it_from_a_lagging_replica(
     client: Any, tenant: dict[str, Any], standby: Standby, database: dict[str, Any],
-    use_replica: Callable[..., None],
+    use_replica: Callable[..., None], admin_headers: dict[str, str],
 ) -> None:
     use_replica()
     memory_id = replicated(client, tenant, standby, database)
@@ -66,6 +66,8 @@ def test_a_recall_right_after_a_forget_never_returns_it_from_a_lagging_replica(
     assert recalled(client, tenant) == []
     # The replica had not replayed the forget in time: the primary served the recall.
     assert fallbacks("lagging") == lagging + 1
+    shown = client.get("/metrics", headers=admin_headers).text
+    assert f'lethe_replica_fallbacks_total{{reason="lagging"}} {lagging + 1}' in shown
 
 
 def test_without_the_fence_the_lagging_replica_recalls_the_forgotten_memory(
