@@ -1,13 +1,15 @@
 """Reads on streaming replicas, behind the forget fence.
 
-With `read_database_urls` set, recall and read-only GETs are served by a streaming replica,
-round robin; everything that writes, and everything in a write's transaction, stays on the
-primary. A replica lags, and Lethe promises that a forget is visible at once: a replica that
-has not yet replayed a forget must never serve a recall that began after it. So:
+With `read_database_urls` set, recall and memory GETs are served by a streaming replica,
+round robin (app/api/route.py, `REPLICA_READ_PATHS`); everything that writes, and everything
+in a write's transaction, stays on the primary. A replica lags, and Lethe promises that a
+forget is visible at once: a replica that has not yet replayed a forget must never serve a
+recall that began after it. So:
 
-- Every removal of a memory from recall (forget, erasure, quarantine, retention, supersession,
-  a strike, the row going) raises its tenant's row of `forget_fence` in the same transaction:
-  a trigger on `memory` (migration 0028), so no path can forget without raising it.
+- Every removal of a memory, or of some of its text, from what recall and the API show
+  (forget, erasure, quarantine, retention, supersession, a strike or an edit, the row going)
+  raises its tenant's row of `forget_fence` in the same transaction: a trigger on `memory`
+  (migration 0028), so no path can forget without raising it.
 - Before a read goes to a replica, the tenant's fence is read on the primary (one indexed row),
   then on the replica, beside `pg_is_in_recovery()`. A replica whose fence is at least the
   primary's has replayed the transaction of every forget committed before the read began (the
