@@ -27,7 +27,7 @@ from sqlmodel import Session
 from starlette.concurrency import run_in_threadpool
 
 from app.api import access, admission
-from app.core import db, jobs
+from app.core import db, jobs, replicas
 from app.core.config import get_settings
 from app.core.uow import begin
 from app.idempotency import service as idempotency
@@ -69,6 +69,9 @@ class RequestWork:
         # Whom the answer is about, when neither the request nor the answer says `subject`
         # (a mem0 route's `user_id`): its stored copy is sealed under that subject's key.
         self.subject: str | None = None
+        # A GET with replicas configured: its transaction may run on a replica that passed
+        # the forget fence (app/core/replicas.py).
+        self.on_replica = False
 
     @property
     def active(self) -> bool:
@@ -88,7 +91,10 @@ class RequestWork:
             # and before the Idempotency-Key is known.
             raise RuntimeError("the transaction opens after the caller is identified")
         tenant = {db.TENANT_GUC: str(self.tenant_id)} if self.tenant_id is not None else {}
-        self.session = begin(db.app_engine(), tenant)
+        engine = None
+        if self.on_replica and self.tenant_id is not None and self.pending_key is None:
+            engine = replicas.choose(self.tenant_id)
+        self.session = begin(engine or db.app_engine(), tenant)
         pending = self.pending_key
         if pending is not None:
             outcome = idempotency.claim(
@@ -167,18 +173,31 @@ def current(request: Request) -> RequestWork:
 # PostgreSQL's verdicts that the same transaction may well succeed when run again: a deadlock
 # (it picked this request as the victim) or a serialization failure.
 RETRYABLE_SQLSTATES = frozenset({"40P01", "40001"})
+# A GET that writes after all, sent to a replica: it runs again on the primary.
+READ_ONLY_SQLSTATE = "25006"
+# The GETs a replica serves, once it has replayed the tenant's last forget (recall too, in its
+# router): reads of memories, the bulk of read traffic. The rest (the state of jobs, erasures
+# and exports a client polls right after filing them, settings, keys, holds, audit) read the
+# primary, so a client reads its own writes there.
+REPLICA_READ_PATHS = ("/v1/memories", "/compat/mem0/memories")
 ATTEMPTS = 3
 
 
 def retryable(exc: BaseException) -> bool:
+    return _sqlstate(exc) in RETRYABLE_SQLSTATES
+
+
+def _sqlstate(exc: BaseException) -> str | None:
     orig = getattr(exc, "orig", None) if isinstance(exc, DBAPIError) else None
-    return getattr(orig, "sqlstate", None) in RETRYABLE_SQLSTATES
+    return getattr(orig, "sqlstate", None)
 
 
 class LetheRoute(APIRoute):
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         handler = super().get_route_handler()
         declarations = access.declared(self.dependant)
+        replica_reads = "GET" in (self.methods or set()) and self.path_format.startswith(
+            REPLICA_READ_PATHS)
 
         async def route_handler(request: Request) -> Response:
             # Admitted before its first thread is taken, until its commit is done.
@@ -186,9 +205,12 @@ class LetheRoute(APIRoute):
                 return await attempts(request)
 
         async def attempts(request: Request) -> Response:
+            on_replica = (replica_reads and request.method == "GET" and replicas.configured()
+                          and get_settings().replica_gets)
             for attempt in range(1, ATTEMPTS + 1):
                 # Each attempt is a new unit of work: nothing of a rolled-back one survives.
                 work = request.state.uow = RequestWork()
+                work.on_replica = on_replica
                 try:
                     with jobs.collecting(work.jobs):
                         response = await handler(request)
@@ -207,6 +229,10 @@ class LetheRoute(APIRoute):
                 except BaseException as exc:
                     if work.session is not None:
                         await run_in_threadpool(work.rollback)
+                    if (work.on_replica and attempt < ATTEMPTS
+                            and _sqlstate(exc) == READ_ONLY_SQLSTATE):
+                        on_replica = False
+                        continue
                     if attempt < ATTEMPTS and retryable(exc):
                         # The victim of a deadlock with another transaction (say an ingestion
                         # holding the tenant's audit chain) runs again instead of failing.

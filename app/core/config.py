@@ -48,6 +48,34 @@ class Settings(BaseSettings):
         "and kept in the data folder.",
     )
     db_pool_size: int = Field(10, ge=1, le=200, description="Connections per process.")
+    read_database_urls: str | None = Field(
+        None,
+        description="Comma-separated streaming replicas of the database, as the application "
+        "role: recall and read-only GETs are served there (round robin), once the replica has "
+        "replayed the tenant's last forget (docs/deploying.md). Unset: everything on the "
+        "primary.",
+    )
+    replica_gets: bool = Field(
+        True,
+        description="Serve GETs of memories from the replicas too (behind the same fence). "
+        "Off: only recall goes there, so a client reads a memory it has just written.",
+    )
+    replica_fence: bool = Field(
+        True,
+        description="Check, before a read is served by a replica, that the replica has "
+        "replayed the tenant's last forget. Off only to measure what it protects against: a "
+        "lagging replica would then recall memories already forgotten.",
+    )
+    replica_wait_seconds: float = Field(
+        0.05, ge=0, le=10,
+        description="How long a read waits for a replica to replay the tenant's last forget "
+        "before the primary serves it (counted in `lethe_replica_fallbacks_total`).",
+    )
+    replica_retry_seconds: float = Field(
+        10.0, gt=0,
+        description="How long a replica that failed its check (unreachable, or no longer a "
+        "standby) is skipped before it is tried again.",
+    )
     embedded_shared_buffers_mb: int | None = Field(
         None, ge=16, le=1_048_576,
         description="Shared buffers of the embedded PostgreSQL, in MB. Unset: a quarter of the "

@@ -16,6 +16,7 @@ import select
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from contextvars import ContextVar
 from functools import lru_cache
 from typing import Any
 from uuid import UUID
@@ -30,7 +31,7 @@ from sqlmodel import Session
 
 from app.core import metrics
 from app.core.config import get_settings
-from app.core.runtime import get_runtime
+from app.core.runtime import get_runtime, with_driver
 
 TENANT_GUC = "lethe.tenant_id"
 AUTH_GUC = "lethe.auth_key_hash"
@@ -94,6 +95,21 @@ def owner_engine() -> Engine:
     return make_engine(get_runtime().owner_url, pool_size=2)
 
 
+@lru_cache
+def replica_engines() -> tuple[Engine, ...]:
+    """One engine per streaming replica of `read_database_urls` (the application role on
+    each), in order; none without. `app.core.replicas` decides which serves a read."""
+    urls = [url.strip() for url in (get_settings().read_database_urls or "").split(",")]
+    return tuple(make_engine(with_driver(url), pool_size=get_settings().db_pool_size,
+                             connect_args={"connect_timeout": 2})
+                 for url in urls if url)
+
+
+# The engine `read_pipeline` reads from: a replica that `app.core.replicas.reading` chose for
+# this recall, or (unset) the primary.
+READ_ENGINE: ContextVar[Engine | None] = ContextVar("lethe_read_engine", default=None)
+
+
 def set_tenant(session: Session, tenant_id: UUID) -> None:
     set_locals(session, {TENANT_GUC: str(tenant_id)})
 
@@ -132,7 +148,7 @@ def autocommit(*, owner: bool = False) -> Iterator[Connection]:
 
 @contextmanager
 def read_pipeline(
-    tenant_id: UUID, *, settings: Mapping[str, str] | None = None
+    tenant_id: UUID, *, settings: Mapping[str, str] | None = None, engine: Engine | None = None,
 ) -> Iterator[psycopg.Connection[Any]]:
     """A read-only transaction on the driver connection, in pipeline mode.
 
@@ -146,9 +162,13 @@ def read_pipeline(
     BEGIN and COMMIT are sent as statements on a connection in autocommit mode: psycopg's own
     BEGIN in pipeline mode waits for its answer, and its commit is another round trip, which
     made five round trips of what are now two plus the caller's fetches.
+
+    On ``engine``, else the one `READ_ENGINE` names (a replica chosen for this recall), else
+    the primary.
     """
     values = {TENANT_GUC: str(tenant_id), **(settings or {})}
-    with autocommit() as conn:
+    chosen = engine or READ_ENGINE.get() or app_engine()
+    with chosen.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
         driver = driver_connection(conn)
         try:
             with driver.pipeline():
@@ -177,6 +197,10 @@ def dispose_engines() -> None:
         if factory.cache_info().currsize:
             factory().dispose()
         factory.cache_clear()
+    if replica_engines.cache_info().currsize:
+        for engine in replica_engines():
+            engine.dispose()
+    replica_engines.cache_clear()
 
 
 def is_transient(exc: BaseException) -> bool:

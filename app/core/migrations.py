@@ -119,6 +119,10 @@ def grant_app_role(conn: Connection, role: str) -> None:
     if conn.execute(text("SELECT to_regclass('audit_event')")).scalar() is not None:
         # Append-only for the application; the trigger refuses changes from anyone else.
         conn.exec_driver_sql(f"REVOKE UPDATE, TRUNCATE ON audit_event FROM {ident}")
+    if conn.execute(text("SELECT to_regclass('forget_fence')")).scalar() is not None:
+        # Read-only for the application: only the trigger (the owner's rights) raises it.
+        conn.exec_driver_sql(f"REVOKE INSERT, UPDATE, DELETE, TRUNCATE ON forget_fence "
+                             f"FROM {ident}")
     for function in (KEYWORD_MATCHES, BM25):
         found = conn.execute(text("SELECT to_regprocedure(:f)"), {"f": function}).scalar()
         if found is not None:

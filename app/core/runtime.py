@@ -39,11 +39,11 @@ def resolve(settings: Settings) -> Runtime:
     server = (embedded.start(settings.data_dir,
                              shared_buffers_mb=settings.embedded_shared_buffers_mb)
               if settings.embedded else None)
-    owner_url = server.url() if server else _with_driver(settings.database_url or "")
+    owner_url = server.url() if server else with_driver(settings.database_url or "")
     stored = _load_or_create_secrets(settings.data_dir) if _needs_secrets(settings) else {}
     app_password = settings.app_db_password or stored.get("app_db_password", "")
     if settings.app_database_url:
-        app_url = _with_driver(settings.app_database_url)
+        app_url = with_driver(settings.app_database_url)
     else:
         app_url = (
             make_url(owner_url)
@@ -88,7 +88,7 @@ def _needs_secrets(settings: Settings) -> bool:
     )
 
 
-def _with_driver(url: str) -> str:
+def with_driver(url: str) -> str:
     parsed = make_url(url)
     if parsed.drivername in ("postgresql", "postgres"):
         parsed = parsed.set(drivername="postgresql+psycopg")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from datetime import datetime
 
-from sqlalchemy import Column, ForeignKey, Index, Integer, LargeBinary, String
+from sqlalchemy import BigInteger, Column, ForeignKey, Index, Integer, LargeBinary, String
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlmodel import Field, SQLModel
 
@@ -36,3 +36,17 @@ class Retraction(SQLModel, table=True):
     )
     memory_count: int = Field(sa_column=Column(Integer, nullable=False))
     created_at: datetime = timestamp_field()
+
+
+class ForgetFence(SQLModel, table=True):
+    """A tenant's forget fence: raised by a trigger on `memory` in every transaction that
+    takes a memory, or some of its text, out of what recall and the API show (migration
+    0028). A replica serves the tenant's reads only once it shows the primary's
+    (app/core/replicas.py). Read-only for the application."""
+
+    __tablename__ = "forget_fence"
+
+    tenant_id: uuid.UUID = Field(primary_key=True)
+    generation: int = Field(sa_column=Column(BigInteger, nullable=False))
+    # The transaction that raised it last: raised once per transaction.
+    xact: int = Field(sa_column=Column(BigInteger, nullable=False))

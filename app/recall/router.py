@@ -8,6 +8,7 @@ from starlette.concurrency import run_in_threadpool
 
 from app.api import route
 from app.api.deps import Credentials, checked_inside, identify, read_key, require_role
+from app.core import replicas
 from app.core.errors import COMMON_PROBLEMS, problem_responses
 from app.embeddings.runtime import embed_soon
 from app.recall import service
@@ -47,4 +48,6 @@ def _recall(
 ) -> bytes:
     principal = require_role(identify(work, credentials), ROLE)
     # Serialized once, here: the service built the model.
-    return service.recall(principal.tenant_id, body, embedding).model_dump_json().encode()
+    with replicas.reading(principal.tenant_id):  # a replica past the tenant's last forget
+        answer = service.recall(principal.tenant_id, body, embedding)
+    return answer.model_dump_json().encode()

@@ -10,6 +10,7 @@ no less current a view than one).
 
 from __future__ import annotations
 
+import contextvars
 import uuid
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -112,7 +113,8 @@ def _vector_list_beside(
         with db.read_pipeline(tenant_id, settings=candidates.walk_settings()) as conn:
             return _vector_list(conn, request, vector, size)
 
-    return _vector_lists.submit(read)
+    # In this recall's context: on the server it chose (app/core/replicas.py).
+    return _vector_lists.submit(contextvars.copy_context().run, read)
 
 
 def _finish(

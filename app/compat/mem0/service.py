@@ -22,6 +22,7 @@ from app.compat.mem0.schemas import (
     Mem0Search,
     Mem0Update,
 )
+from app.core import replicas
 from app.core.errors import InvalidRequest
 from app.embeddings.runtime import embed_soon
 from app.erasure import service as erasure
@@ -100,7 +101,8 @@ def search(*, tenant_id: uuid.UUID, body: Mem0Search) -> list[Mem0Scored]:
     narrowed = translate.agent_filter(body) is not None or body.run_id is not None or bool(filters)
     limit = min(body.limit * FILTER_FACTOR, RECALL_MAX) if narrowed else body.limit
     request = RecallRequest(subject=translate.subject_of(body), query=body.query, limit=limit)
-    answer = recall.recall(tenant_id, request, embed_soon(body.query))
+    with replicas.reading(tenant_id):
+        answer = recall.recall(tenant_id, request, embed_soon(body.query))
     return [translate.scored(result.memory, result.score) for result in answer.results
             if translate.matches(result.memory, scope=body, filters=filters)][:body.limit]
 
