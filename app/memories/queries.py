@@ -22,6 +22,7 @@ from sqlalchemy import text as sql
 from sqlmodel import Session, col, select
 
 from app.audit import service as audit
+from app.core.models import utcnow
 from app.memories import sealing, store
 from app.memories.errors import InvalidCursor
 from app.memories.models import (
@@ -79,7 +80,8 @@ def page(
 ) -> MemoryPage:
     """Memories oldest first by (created_at, id); forgotten ones never appear."""
     statement = select(Memory).where(
-        Memory.tenant_id == tenant_id, Memory.state != MemoryState.forgotten.value
+        Memory.tenant_id == tenant_id, Memory.state != MemoryState.forgotten.value,
+        store.shown_live(utcnow()),
     )
     if filters.subject is not None:
         statement = statement.where(Memory.subject == filters.subject)
@@ -317,6 +319,7 @@ _NEAREST = sql(
         JOIN memory m ON m.current_version_id = v.id
         WHERE m.tenant_id = :tenant_id AND m.subject = :subject AND m.state = ANY(:states)
           AND v.embedding IS NOT NULL AND m.id <> ALL(CAST(:excluded AS uuid[]))
+          AND (m.expires_at IS NULL OR m.expires_at > :now)
     )
     SELECT id, version_id, 1 - distance FROM subject_rows
     WHERE distance <= :max_distance
@@ -330,12 +333,13 @@ def nearest_live(
     session: Session, *, tenant_id: uuid.UUID, subject: str, embedding: Sequence[float],
     exclude: Sequence[uuid.UUID], max_distance: float, k: int,
 ) -> list[tuple[uuid.UUID, uuid.UUID, float]]:
-    """The ``k`` live memories of ``subject`` nearest to ``embedding`` (cosine distance at most
+    """The ``k`` live, unexpired memories of ``subject`` nearest to ``embedding`` (cosine
+    distance at most
     ``max_distance``), as (memory id, current version id, cosine similarity)."""
     rows = session.execute(_NEAREST, {
         "embedding": store.vector_literal(embedding), "tenant_id": tenant_id,
         "subject": subject, "states": LIVE, "excluded": [str(i) for i in exclude], "k": k,
-        "max_distance": max_distance,
+        "max_distance": max_distance, "now": utcnow(),
     }).all()
     return [(row[0], row[1], float(row[2])) for row in rows]
 

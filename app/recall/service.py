@@ -20,6 +20,7 @@ import psycopg
 from psycopg.rows import dict_row
 
 from app.core import db
+from app.core.models import utcnow
 from app.memories import sealing, search_terms
 from app.memories import store as memories
 from app.memories.models import MemoryState
@@ -259,14 +260,14 @@ def results(
                           retractions=retracted)
 
 
-# The results still in a recallable state and, beside each, the deprecated memories it
+# The results still in a recallable state and unexpired and, beside each, the deprecated memories it
 # superseded (shown only as history, never on their own). One statement of two indexed
 # lookups (an OR across both conditions would scan the table); the vector and search columns
 # are not read.
 _LOAD_SQL = f"""
     SELECT {memories.PUBLIC_COLUMNS}, false AS is_history
     FROM memory m JOIN memory_version v ON v.id = m.current_version_id
-    WHERE m.id = ANY(%(ids)s) AND m.state = ANY(%(states)s)
+    WHERE m.id = ANY(%(ids)s) AND m.state = ANY(%(states)s) AND {memories.UNEXPIRED_SQL}
     UNION ALL
     SELECT {memories.PUBLIC_COLUMNS}, true AS is_history
     FROM memory m JOIN memory_version v ON v.id = m.current_version_id
@@ -284,7 +285,8 @@ def _load(
     history: dict[uuid.UUID, list[MemoryPublic]] = {}
     opener = sealing.Opener()
     with conn.cursor(row_factory=dict_row) as cursor:
-        for row in cursor.execute(_LOAD_SQL, {"ids": ids, "states": states}).fetchall():
+        for row in cursor.execute(_LOAD_SQL, {"ids": ids, "states": states,
+                                                  "now": utcnow()}).fetchall():
             view = memories.public(row, opener)
             if row["is_history"]:
                 assert view.superseded_by is not None

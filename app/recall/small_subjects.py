@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 import psycopg
 
+from app.core.models import utcnow
 from app.memories.store import LIVE
 from app.text import bm25
 
@@ -30,16 +31,17 @@ from app.text import bm25
 RANK_IN_PROCESS_UP_TO = 500
 
 # The subject's live memories with their current vector (pgvector's binary form), whether each
-# is in the asked-for states, its length in terms and how often it holds each of the query's
-# terms (the hashed lexemes `lethe_bm25` matches), beside the query's terms themselves. BM25's
-# statistics are over every live memory, as the database's are (migration 0021), whichever
-# states are asked for. Only if the subject has at most `most` live memories: otherwise no
-# rows, read no further than one past that. One statement, one snapshot: what it returns is
-# the whole subject.
+# is in the asked-for states and unexpired, its length in terms and how often it holds each of
+# the query's terms (the hashed lexemes `lethe_bm25` matches), beside the query's terms
+# themselves. BM25's statistics are over every live memory, as the database's are (migration
+# 0021), whichever states are asked for. Only if the subject has at most `most` live
+# memories: otherwise no rows, read no further than one past that. One statement, one
+# snapshot: what it returns is the whole subject.
 _ROWS_SQL = """
     WITH query AS MATERIALIZED (SELECT %(terms)s::text[] AS terms)
     SELECT m.id, vector_send(v.embedding), q.terms, held.terms, held.frequencies,
-           lethe_text_length(v.search), m.state = ANY(%(states)s)
+           lethe_text_length(v.search),
+           m.state = ANY(%(states)s) AND (m.expires_at IS NULL OR m.expires_at > %(now)s)
     FROM memory_version v
     JOIN memory m ON m.current_version_id = v.id
     CROSS JOIN query q
@@ -129,4 +131,4 @@ def send(conn: psycopg.Connection[Any], *, subject: str, states: Sequence[str],
     """Send the read; ``terms``: the query's distinct terms, hashed (`search_terms`)."""
     return PendingRows(conn.execute(_ROWS_SQL, {
         "subject": subject, "states": list(states), "live": LIVE, "terms": list(terms),
-        "most": RANK_IN_PROCESS_UP_TO}, binary=True))
+        "most": RANK_IN_PROCESS_UP_TO, "now": utcnow()}, binary=True))
