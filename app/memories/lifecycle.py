@@ -177,8 +177,9 @@ def doubt(
         return False
     memory.flags = [*memory.flags, flag]
     if memory.state == MemoryState.active:
+        # The flag in the event too: an `as_of` read replays a memory's flags from its trail.
         transition(session, memory, MemoryState.suspect, reason=reason, actor=actor,
-                   flush=flush, details=details)
+                   flush=flush, details={**(details or {}), "flag": flag})
     else:
         # No state move, but a new doubt (and who raised it) belongs in the memory's trail.
         new_revision(session, memory, flush=flush, event=Event(

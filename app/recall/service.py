@@ -25,7 +25,15 @@ from app.memories import sealing, search_terms
 from app.memories import store as memories
 from app.memories.models import MemoryState
 from app.memories.schemas import MemoryPublic
-from app.recall import bm25_lists, candidates, ranking, retractions, small_subjects, working
+from app.recall import (
+    as_of,
+    bm25_lists,
+    candidates,
+    ranking,
+    retractions,
+    small_subjects,
+    working,
+)
 from app.recall.schemas import (
     RecallMode,
     RecallRequest,
@@ -66,6 +74,9 @@ def recall(
     read, and the results are loaded after both. Otherwise all of it is one transaction,
     every statement planned for its subject.
     """
+    if request.as_of is not None:
+        vector = embedding.result() if isinstance(embedding, Future) else embedding
+        return as_of.recall(tenant_id, request, min(request.as_of, utcnow()), vector)
     if isinstance(embedding, Future):
         with db.read_pipeline(tenant_id, settings=candidates.scan_settings()) as conn:
             pending = _send_lexical(conn, tenant_id, request)
@@ -190,16 +201,10 @@ class PendingLexical:
         keyword = self.keyword
         if isinstance(keyword, candidates.PendingLists):
             keyword = keyword.result().keyword
-        opener = sealing.Opener()
         return Lexical(
             keyword=keyword,
-            retractions=[
-                RetractionPublic(id=row["id"], created_at=row["created_at"],
-                                 about=opener.about(self.tenant_id, self.subject, row["id"],
-                                                    row["sealed_about"]),
-                                 memory_count=row["memory_count"])
-                for row in self.retractions.fetchall()
-            ],
+            retractions=retractions.shown(self.retractions, tenant_id=self.tenant_id,
+                                          subject=self.subject),
             clock=working.clock(self.settings), size=self.size, rows=self.rows)
 
 
