@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -48,26 +48,28 @@ class Then:
 
 def replay(events: Iterable[Event]) -> Then:
     """The memory after ``events`` (its trail up to the instant, oldest first)."""
+    state, revision = "active", 1
+    flags: list[str] = []
     then = Then()
     for event in events:
         details = event.details
         then.updated_at = event.created_at
         if isinstance(details.get("revision"), int):
-            then.revision = details["revision"]
+            revision = details["revision"]
         if details.get("version_id"):
             then.version_id = uuid.UUID(details["version_id"])
         if "expires_at" in details:
             then.expires_at = (None if details["expires_at"] is None
                                else datetime.fromisoformat(details["expires_at"]))
         if event.action == TRANSITION and event.to_state is not None:
-            then.state = event.to_state
-            if event.to_state == "active":
-                then.flags = []  # the doubts that made it suspect were settled
+            state = event.to_state
+            if state == "active":
+                flags = []  # the doubts that made it suspect were settled
                 then.validated_at = event.created_at
             if details.get("superseded_by"):
                 then.superseded_by = uuid.UUID(details["superseded_by"])
         flag = details.get("flag")
         if event.action in (TRANSITION, FLAGGED) and isinstance(flag, str) \
-                and flag not in then.flags and then.state != "active":
-            then.flags = [*then.flags, flag]
-    return then
+                and flag not in flags and state != "active":
+            flags = [*flags, flag]
+    return replace(then, state=state, revision=revision, flags=flags)

@@ -329,6 +329,7 @@ def send(
     min_coverage: float = KEYWORD_MIN_COVERAGE,
     exact: bool = False,
     size: SubjectSize | None = None,
+    now: datetime | None = None,
     expired_too: bool = False,
 ) -> PendingLists:
     """Send the vector list (given ``embedding``) and the keyword list (given ``terms``, the
@@ -337,11 +338,12 @@ def send(
     The vector list sorts the subject's rows, or walks an index if ``size`` says so (the
     lists index if there is one, else the HNSW index; a walk needs `walk_settings` in force);
     never with ``exact``. Without ``size`` the subject is counted first, which costs a round
-    trip. Given ``size``, the keyword list takes the subject's count from it."""
+    trip. Given ``size``, the keyword list takes the subject's count from it. A memory that
+    had expired by ``now`` (default: the clock's now) is left out, unless ``expired_too``."""
     assert embedding is not None or terms is not None, "ask for at least one list"
     # An expired memory is no longer recalled; forgetting still finds it (``expired_too``).
     common = {"subject": subject, "states": list(states), "n": n,
-              "now": EVER if expired_too else utcnow()}
+              "now": EVER if expired_too else now or utcnow()}
     vector = None
     if embedding is not None:
         if not exact and size is None:
