@@ -32,7 +32,7 @@ LIVE = {state.value for state in LIVE_STATES}
 # The versions current at the instant, as `small_subjects` reads a subject's current ones:
 # the vector, the query's terms, those the version holds and how often, its length, and
 # whether its memory is eligible then.
-_ROWS_SQL = """
+_ROWS_SQL = f"""
     WITH query AS MATERIALIZED (SELECT %(terms)s::text[] AS terms)
     SELECT c.memory_id, vector_send(v.embedding), q.terms, held.terms, held.frequencies,
            lethe_text_length(v.search), c.eligible
@@ -40,12 +40,7 @@ _ROWS_SQL = """
          AS c(memory_id, version_id, eligible)
     JOIN memory_version v ON v.id = c.version_id
     CROSS JOIN query q
-    CROSS JOIN LATERAL (
-        SELECT coalesce(array_agg(u.lexeme), '{}'::text[]) AS terms,
-               coalesce(array_agg(coalesce(cardinality(u.positions), 1)), '{}'::int[])
-                   AS frequencies
-        FROM unnest(v.search) u WHERE u.lexeme = ANY(q.terms)
-    ) held
+    {small_subjects.HELD_TERMS}
 """
 
 

@@ -37,7 +37,16 @@ RANK_IN_PROCESS_UP_TO = 500
 # 0021), whichever states are asked for. Only if the subject has at most `most` live
 # memories: otherwise no rows, read no further than one past that. One statement, one
 # snapshot: what it returns is the whole subject.
-_ROWS_SQL = """
+# Which of the query's terms (`q.terms`) a version `v` holds, and how often: `held`.
+HELD_TERMS = """
+    CROSS JOIN LATERAL (
+        SELECT coalesce(array_agg(u.lexeme), '{}'::text[]) AS terms,
+               coalesce(array_agg(coalesce(cardinality(u.positions), 1)), '{}'::int[])
+                   AS frequencies
+        FROM unnest(v.search) u WHERE u.lexeme = ANY(q.terms)
+    ) held
+"""
+_ROWS_SQL = f"""
     WITH query AS MATERIALIZED (SELECT %(terms)s::text[] AS terms)
     SELECT m.id, vector_send(v.embedding), q.terms, held.terms, held.frequencies,
            lethe_text_length(v.search),
@@ -45,12 +54,7 @@ _ROWS_SQL = """
     FROM memory_version v
     JOIN memory m ON m.current_version_id = v.id
     CROSS JOIN query q
-    CROSS JOIN LATERAL (
-        SELECT coalesce(array_agg(u.lexeme), '{}'::text[]) AS terms,
-               coalesce(array_agg(coalesce(cardinality(u.positions), 1)), '{}'::int[])
-                   AS frequencies
-        FROM unnest(v.search) u WHERE u.lexeme = ANY(q.terms)
-    ) held
+    {HELD_TERMS}
     WHERE m.subject = %(subject)s AND m.state = ANY(%(live)s)
       AND (SELECT count(*) FROM (
                SELECT FROM memory s WHERE s.subject = %(subject)s AND s.state = ANY(%(live)s)
