@@ -211,7 +211,9 @@ def history_machine(client: Any, owner_conn: Any) -> type[RuleBasedStateMachine]
                 assert answer["revision"] == holder.revision + 1, (answer, holder)
                 words = words_in(body["text"], self._all_words())
                 holder.revision, holder.versions = answer["revision"], holder.versions + 1
-                holder.sentences, holder.source = _split(body["text"]), source
+                # A restated slot keeps the source unless the write names one.
+                holder.sentences = _split(body["text"])
+                holder.source = source if "source" in body else holder.source
                 # The new version's provenance is the memory's: forgetting a parent it
                 # names reaches the memory as for one first written derived from it.
                 holder.derived_from = list(dict.fromkeys(
