@@ -179,7 +179,7 @@ def _measure(owner: str, subject: str, vectors: dict[str, list[float]],
     with psycopg.connect(owner, prepare_threshold=None) as conn:
         for name, value in candidates.walk_settings().items():
             conn.execute("SELECT set_config(%s, %s, true)", (name, value))
-        params = {"subject": subject, "states": ["active"], "n": 40}
+        params = {"subject": subject, "states": ["active"], "n": 40, "now": datetime.now(UTC)}
         size = candidates.send_size(conn, subject=subject, states=["active"]).result()
         lists_index = size.lists_index
         assert size.walks() and lists_index is not None, f"{subject} is not walked: {size}"

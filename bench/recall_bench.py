@@ -410,7 +410,7 @@ def _forced_hnsw_recall(owner: str, tenant_id: uuid.UUID, asks: list[tuple[str, 
         _as_tenant(conn, tenant_id)
         for name, value in {**candidates.walk_settings(), "enable_sort": "off"}.items():
             conn.execute("SELECT set_config(%s, %s, true)", (name, value))
-        ask = {"subject": asks[0][0], "states": ["active"], "n": 10,
+        ask = {"subject": asks[0][0], "states": ["active"], "n": 10, "now": datetime.now(UTC),
                "embedding": vector_literal(vectors[asks[0][1]])}
         plan = conn.execute("EXPLAIN " + candidates._WALK_VECTOR_SQL, ask).fetchall()
         uses_hnsw = any(ROUTED_INDEX in row[0] for row in plan)
@@ -505,7 +505,8 @@ def _large_subject(owner: str, tenant_id: uuid.UUID, size: int, queries: list[st
         for name, value in candidates.walk_settings().items():
             conn.execute("SELECT set_config(%s, %s, true)", (name, value))
         subject, states = f"large:{size}", ["active"]
-        params: dict[str, Any] = {"subject": subject, "states": states, "n": 40}
+        params: dict[str, Any] = {"subject": subject, "states": states, "n": 40,
+                                  "now": datetime.now(UTC)}
         known = candidates.send_size(conn, subject=subject, states=states).result()
         how = ("sort" if not known.walks() else
                "lists walk" if known.lists_index is not None else "HNSW walk")

@@ -11,10 +11,11 @@ import re
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Literal
 
 from app.memories.component import Component, ComponentNode
-from app.memories.schemas import VersionPublic
+from app.memories.schemas import Lineage, MemoryPublic, VersionPublic
 
 Op = Literal["same", "added", "removed"]
 # Words and the whitespace between them, so a diff re-joins into the original spacing.
@@ -191,3 +192,14 @@ def _curve(parent: Node, child: Node) -> str:
     # Same column (or leftwards, in a cycle): loop out to the right and come back.
     x2 = child.x + NODE_W
     return f"M {x1} {y1} C {x1 + GAP // 2} {y1}, {x2 + GAP // 2} {child.mid_y}, {x2} {child.mid_y}"
+
+
+def as_of(lineage: Lineage, memory: MemoryPublic, then: datetime) -> Lineage:
+    """The lineage as it stood at ``then``: the versions written by then (the one current then
+    marked), the state then, and the audit events up to then. ``memory`` is the memory as of
+    ``then`` (`queries.get_then`)."""
+    versions = [version.model_copy(update={"current": version.id == memory.version.id})
+                for version in lineage.versions if version.created_at <= then]
+    return lineage.model_copy(update={
+        "state": memory.state, "versions": versions, "superseded_by": memory.superseded_by,
+        "audit_events": [event for event in lineage.audit_events if event.created_at <= then]})

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import uuid
+from datetime import UTC, datetime
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Request, status
 from fastapi.responses import HTMLResponse, Response
 
 from app.core import uow
+from app.core.models import utcnow
 from app.embeddings.runtime import embed_soon
 from app.holds import service as holds
 from app.memories import component, queries
@@ -35,6 +37,21 @@ GRAPH_NODES = 50
 MAX_NODES = 200
 
 
+def instant(value: str) -> datetime | None:
+    """An "as of" time from a form: a `datetime-local` value (read as UTC) or RFC 3339 text;
+    None when empty. Raises ValueError when it is neither; a time after now is now."""
+    value = value.strip()
+    if not value:
+        return None
+    parsed = datetime.fromisoformat(value)
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    return min(parsed, utcnow())
+
+
+AS_OF_HINT = "As of must be a date and time, such as 2026-12-03T14:30 (UTC)."
+
+
 def _state(value: str) -> MemoryState | None:
     try:
         state = MemoryState(value)
@@ -48,17 +65,28 @@ def search(
     request: Request, viewer: ViewerDep, subject: Text = "", q: Annotated[str, Query(
         max_length=2000)] = "", state: Text = "", cursor: Annotated[str, Query(
         max_length=512)] = "", page: Annotated[int, Query(ge=1, le=TEXT_RESULTS)] = 1,
+    as_of: Annotated[str, Query(max_length=64)] = "",
 ) -> Response:
-    """Search memories by subject, text and state."""
+    """Search memories by subject, text and state; with "as of", as recall answered then."""
     subject, q = subject.strip(), q.strip()
     wanted = _state(state)
+    try:
+        then = instant(as_of)
+    except ValueError:
+        then = None
     context: dict[str, object] = {
         "viewer": viewer, "subject": subject, "q": q, "state": wanted.value if wanted else "",
         "states": SEARCHABLE_STATES, "results": [], "next_cursor": None, "notice": None,
         "scores": {}, "page": page, "more_pages": False, "searched": bool(subject or q or wanted),
+        "as_of": as_of.strip(), "then": then,
     }
     code = status.HTTP_200_OK
-    if q and not subject:
+    if as_of.strip() and then is None:
+        context["notice"], code = AS_OF_HINT, status.HTTP_422_UNPROCESSABLE_CONTENT
+    elif then is not None and not (q and subject):
+        context["notice"] = ("A search as of a past time ranks one subject's memories as "
+                             "recall did then: enter the subject and the text.")
+    elif q and not subject:
         # Each subject's texts and search terms are sealed under its own key: words can be
         # looked for within one subject, never across all of them.
         context["notice"] = ("Texts are encrypted per subject, so text search looks within "
@@ -69,7 +97,7 @@ def search(
     elif q:
         ranked = recall.recall(viewer.tenant_id, RecallRequest(
             subject=subject, query=q, limit=TEXT_RESULTS,
-            include_suspect=wanted is not MemoryState.active), embed_soon(q))
+            include_suspect=wanted is not MemoryState.active, as_of=then), embed_soon(q))
         hits = [r for r in ranked.results if wanted is None or r.memory.state == wanted]
         start = (page - 1) * PAGE_SIZE
         context["results"] = [r.memory for r in hits[start:start + PAGE_SIZE]]
@@ -89,17 +117,27 @@ def search(
 
 @router.get("/memories/{memory_id}", name="console_lineage", response_class=HTMLResponse)
 def lineage(request: Request, memory_id: uuid.UUID, viewer: ViewerDep,
-            nodes: Annotated[int, Query(ge=2, le=MAX_NODES)] = GRAPH_NODES) -> Response:
-    """A memory's versions, diffs, supersession, provenance, flags, holds and audit trail."""
+            nodes: Annotated[int, Query(ge=2, le=MAX_NODES)] = GRAPH_NODES,
+            as_of: Annotated[str, Query(max_length=64)] = "") -> Response:
+    """A memory's versions, diffs, supersession, provenance, flags, holds and audit trail;
+    with "as of", its state, flags and versions as they stood then."""
+    try:
+        then = instant(as_of)
+    except ValueError:
+        then = None
     with uow.unit_of_work(viewer.tenant_id) as session:
         try:
             found = queries.lineage(session, tenant_id=viewer.tenant_id, memory_id=memory_id)
-            memory = queries.get(session, tenant_id=viewer.tenant_id, memory_id=memory_id)
+            memory = (queries.get(session, tenant_id=viewer.tenant_id, memory_id=memory_id)
+                      if then is None else queries.get_then(
+                          session, tenant_id=viewer.tenant_id, memory_id=memory_id, at=then))
+            if then is not None:
+                found = lineage_view.as_of(found, memory, then)
             authors = queries.version_authors(session, tenant_id=viewer.tenant_id,
                                               memory_id=memory_id)
         except MemoryNotFound:
             tomb = queries.tombstone(session, tenant_id=viewer.tenant_id, memory_id=memory_id)
-            if tomb is None:
+            if tomb is None or then is not None:
                 return templates.TemplateResponse(
                     request, "not_found.html", {"viewer": viewer, "what": "memory"},
                     status_code=status.HTTP_404_NOT_FOUND)
@@ -121,4 +159,6 @@ def lineage(request: Request, memory_id: uuid.UUID, viewer: ViewerDep,
         "steps": lineage_view.timeline(found.versions, authors),
         "graph": lineage_view.graph(around), "component": around,
         "more_nodes": MAX_NODES if around.truncated and nodes < MAX_NODES else None,
+        "then": then, "as_of": as_of.strip(),
+        "as_of_notice": AS_OF_HINT if as_of.strip() and then is None else None,
     })

@@ -7,6 +7,7 @@ functions of this module and one method each in the resources.
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 from uuid import UUID
 
@@ -31,6 +32,12 @@ def _written(response: Any) -> Written:
     return value
 
 
+def _wire(values: Any) -> dict[str, Any]:
+    """A body's or query's values with each time as RFC 3339 text (JSON has no time type)."""
+    return {name: value.isoformat() if isinstance(value, datetime) else value
+            for name, value in dict(values).items()}
+
+
 def if_match(revision: int) -> dict[str, str]:
     return {"If-Match": f'"{revision}"'}
 
@@ -45,12 +52,13 @@ def page(cls: type[Any]) -> Any:
 def create_memory(subject: str, text: str, fields: MemoryFields,
                   idempotency_key: str | None) -> Call[Written]:
     return Call("POST", "/v1/memories", _written, json={"subject": subject, "text": text,
-                                                        **fields},
+                                                        **_wire(fields)},
                 idempotency_key=idempotency_key)
 
 
-def get_memory(memory_id: Id) -> Call[m.Memory]:
-    return Call("GET", f"/v1/memories/{memory_id}", model(m.Memory))
+def get_memory(memory_id: Id, as_of: datetime | str | None = None) -> Call[m.Memory]:
+    return Call("GET", f"/v1/memories/{memory_id}", model(m.Memory),
+                params=_wire(params(as_of=as_of)))
 
 
 def list_memories(subject: str | None, state: str | None, key: str | None,
@@ -62,7 +70,7 @@ def list_memories(subject: str | None, state: str | None, key: str | None,
 
 
 def correct_memory(memory_id: Id, revision: int, patch: MemoryPatch) -> Call[m.Memory]:
-    return Call("PATCH", f"/v1/memories/{memory_id}", model(m.Memory), json=dict(patch),
+    return Call("PATCH", f"/v1/memories/{memory_id}", model(m.Memory), json=_wire(patch),
                 headers=if_match(revision))
 
 
@@ -102,10 +110,10 @@ def memory_lineage(memory_id: Id) -> Call[m.Lineage]:
 
 
 def recall(subject: str, query: str, limit: int | None, include_suspect: bool | None,
-           mode: str | None) -> Call[m.RecallResponse]:
+           mode: str | None, as_of: datetime | str | None = None) -> Call[m.RecallResponse]:
     return Call("POST", "/v1/recall", model(m.RecallResponse),
-                json=body(subject=subject, query=query, limit=limit,
-                          include_suspect=include_suspect, mode=mode))
+                json=_wire(body(subject=subject, query=query, limit=limit,
+                                include_suspect=include_suspect, mode=mode, as_of=as_of)))
 
 
 def forget_described(subject: str, about: str, delete: bool | None,

@@ -51,6 +51,7 @@ class Memory(Model):
     last_validated_at: datetime
     observed_at: datetime
     session: str | None = None
+    expires_at: datetime | None = None
 
     @property
     def etag(self) -> str:

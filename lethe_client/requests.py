@@ -24,6 +24,7 @@ class MemoryFields(TypedDict, total=False):
     depends_on: dict[str, str]
     metadata: dict[str, Any]
     expected_revision: int | None
+    expires_at: datetime | str | None
 
 
 class IngestMemory(MemoryFields, total=False):
@@ -42,6 +43,7 @@ class MemoryPatch(TypedDict, total=False):
     volatility: Volatility
     depends_on: dict[str, str]
     metadata: dict[str, Any]
+    expires_at: datetime | str | None  # None clears it
 
 
 class SettingsPatch(TypedDict, total=False):

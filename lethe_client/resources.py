@@ -5,6 +5,7 @@ from __future__ import annotations
 import builtins
 import time
 from collections.abc import Iterator
+from datetime import datetime
 from typing import Any, Unpack
 
 from lethe_client import endpoints as e
@@ -32,8 +33,9 @@ class Memories(Resource):
         """Remember; a `ForgetRequestHandled` when the text was a forget request."""
         return self._t.run(e.create_memory(subject, text, fields, idempotency_key))
 
-    def get(self, memory_id: e.Id) -> m.Memory:
-        return self._t.run(e.get_memory(memory_id))
+    def get(self, memory_id: e.Id, *, as_of: datetime | str | None = None) -> m.Memory:
+        """The memory; with ``as_of``, as it stood at that instant."""
+        return self._t.run(e.get_memory(memory_id, as_of))
 
     def list(self, *, subject: str | None = None, state: str | None = None,
              key: str | None = None, source: str | None = None,
@@ -252,8 +254,10 @@ class Top(Resource):
 
     def recall(self, subject: str, query: str, *, limit: int | None = None,
                include_suspect: bool | None = None, mode: str | None = None,
+               as_of: datetime | str | None = None,
                ) -> m.RecallResponse:
-        return self._t.run(e.recall(subject, query, limit, include_suspect, mode))
+        return self._t.run(e.recall(subject, query, limit, include_suspect, mode,
+                                          as_of))
 
     def forget(self, subject: str, about: str, *, delete: bool | None = None,
                exclude_source: bool | None = None, dry_run: bool | None = None,

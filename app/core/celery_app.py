@@ -72,6 +72,7 @@ def _configure(sender: Celery, **_: Any) -> None:
                 "schedule": settings.prune_interval_seconds,
             },
             "decay": {"task": "forgetting.decay", "schedule": settings.decay_interval_seconds},
+            "expire": {"task": "forgetting.expire", "schedule": settings.expiry_interval_seconds},
             "consolidate": {"task": "forgetting.consolidate",
                             "schedule": settings.consolidate_interval_seconds},
             "retention": {"task": "forgetting.retention",

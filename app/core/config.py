@@ -125,6 +125,10 @@ class Settings(BaseSettings):
     decay_interval_seconds: float = Field(
         3600.0, gt=0, description="How often beat moves overdue memories to suspect."
     )
+    expiry_interval_seconds: float = Field(
+        60.0, gt=0, description="How often beat deprecates memories past their `expires_at` "
+        "(recall leaves them out from the instant itself).",
+    )
     consolidate_interval_seconds: float = Field(
         21600.0, gt=0,
         description="How often beat collapses near-duplicate live memories of each subject "

@@ -14,7 +14,7 @@ from datetime import datetime
 
 from sqlmodel import Session
 
-from app.forgetting import decay, retention
+from app.forgetting import decay, expiry, retention
 
 
 @dataclass(frozen=True)
@@ -40,3 +40,8 @@ def retention_batch(
 ) -> Batch:
     moved = retention.retention(session, tenant_id=tenant_id, now=now, limit=size)
     return Batch(moved, last=sum(len(ids) for ids in moved.values()) < size)
+
+
+def expiry_batch(session: Session, *, tenant_id: uuid.UUID, now: datetime, size: int) -> Batch:
+    ids = expiry.expire(session, tenant_id=tenant_id, now=now, limit=size)
+    return Batch({"expired": ids}, last=len(ids) < size)

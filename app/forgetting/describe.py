@@ -197,7 +197,7 @@ def _candidates(
                                      subject=subject, query=topic.keywords)
     found = candidates.lists(session, subject=subject, states=RESOLVABLE, n=n,
                              embedding=embedding, terms=terms if topic.keywords else None,
-                             exact=True)
+                             exact=True, expired_too=True)
     return [memory_id for memory_id, _ in reciprocal_rank_fusion(found.ranked())]
 
 

@@ -11,7 +11,7 @@ from app.core.celery_app import celery_app
 from app.core.config import get_settings
 from app.core.models import utcnow
 from app.forgetting import consolidation
-from app.forgetting.batches import Step, decay_batch, retention_batch
+from app.forgetting.batches import Step, decay_batch, expiry_batch, retention_batch
 from app.tenants import service as tenants
 
 log = logging.getLogger(__name__)
@@ -22,6 +22,15 @@ def decay_all() -> int:
     """Beat: decay every tenant; overlapping runs move nothing twice."""
     moved = _every_tenant(decay_batch)
     log.info("decay moved %d memories to suspect", moved)
+    return moved
+
+
+@celery_app.task(name="forgetting.expire", acks_late=True)
+def expire_all() -> int:
+    """Beat: deprecate every tenant's expired memories (flag `expired`); overlapping runs move
+    nothing twice."""
+    moved = _every_tenant(expiry_batch)
+    log.info("expiry deprecated %d memories", moved)
     return moved
 
 

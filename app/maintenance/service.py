@@ -10,7 +10,7 @@ from typing import Any
 from sqlmodel import Session
 
 from app.forgetting import consolidation
-from app.forgetting.batches import Batch, decay_batch, retention_batch
+from app.forgetting.batches import Batch, decay_batch, expiry_batch, retention_batch
 from app.idempotency import store as operations
 from app.idempotency.keys import Claim
 from app.idempotency.models import Operation
@@ -21,6 +21,7 @@ RUN_TASK = "maintenance.run"
 
 class Job(enum.StrEnum):
     decay = "decay"
+    expire = "expire"
     retention = "retention"
     consolidate = "consolidate"
     invalidate = "invalidate"
@@ -76,6 +77,8 @@ def step(session: Session, *, tenant_id: uuid.UUID, job: Job, now: datetime,
     the others run whole)."""
     if job is Job.decay:
         return decay_batch(session, tenant_id=tenant_id, now=now, size=batch_size)
+    if job is Job.expire:
+        return expiry_batch(session, tenant_id=tenant_id, now=now, size=batch_size)
     if job is Job.retention:
         return retention_batch(session, tenant_id=tenant_id, now=now, size=batch_size)
     if job is Job.consolidate:

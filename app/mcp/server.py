@@ -123,7 +123,8 @@ def _problem(response: httpx.Response) -> str:
 def _memory(memory: dict[str, Any]) -> dict[str, Any]:
     """What an agent needs of a Memory object."""
     return {key: memory.get(key)
-            for key in ("id", "subject", "text", "state", "flags", "volatility", "session")}
+            for key in ("id", "subject", "text", "state", "flags", "volatility", "session",
+                        "expires_at")}
 
 
 SubjectArg = Annotated[str | None, Field(
@@ -149,12 +150,18 @@ def build(config: Config) -> MCPServer:
         session: Annotated[str | None, Field(
             description="Your current run or conversation ID. `close_session` with it "
             "forgets the run's `working` memories.")] = None,
+        expires_at: Annotated[str | None, Field(
+            description="When it stops being true, as an RFC 3339 time with its offset "
+            "(e.g. '2026-12-12T00:00:00Z' for 'in Tokyo until the 12th'); from then on it is "
+            "no longer recalled. Omit when it does not expire.")] = None,
     ) -> dict[str, Any]:
         """Store a durable fact about a user. Contradicted older facts are flagged by Lethe;
         a text that asks to forget something is handled as a forget instead."""
         body = {"subject": lethe.subject(subject), "text": text, "volatility": volatility}
         if session is not None:
             body["session"] = session
+        if expires_at is not None:
+            body["expires_at"] = expires_at
         answer = (await lethe.call("POST", "/v1/memories", body=body)).json()
         if answer.get("stored") is False:
             return {"stored": False, "forgot": answer["effects"]["retraction"]}

@@ -63,3 +63,22 @@ class LegalHold(Conflict):
 
 class NotWorking(Conflict):
     slug, title = "not-working-memory", "Only a working memory can be promoted"
+
+
+class ExpiryInPast(InvalidRequest):
+    slug, title = "expiry-in-past", "expires_at is not in the future"
+
+    def __init__(self) -> None:
+        super().__init__("expires_at must be in the future (or null, which does not expire).")
+
+
+class MemoryExpired(Conflict):
+    """An expired memory is not revived by an edit that leaves its expiry where it is
+    (docs/decisions.md, "Expiry")."""
+
+    slug, title = "memory-expired", "The memory has expired"
+
+    def __init__(self, memory_id: uuid.UUID) -> None:
+        super().__init__(
+            f"Memory {memory_id} has expired. Send a new `expires_at` in the future (or null) "
+            "with the correction to revive it; nothing was changed.", memory_id=str(memory_id))

@@ -96,8 +96,11 @@ def authored(
 def written(memory: Memory, version: MemoryVersion, *, actor: str, new: bool) -> audit.Entry:
     """A write's event, for `record`: `memory.created`, or `memory.corrected` for a slot's
     new version (a write to the same key)."""
-    event = (authored(CREATED, version, actor=actor) if new
-             else authored(CORRECTED, version, actor=actor, via="key"))
+    # The expiry it leaves, for `as_of` reads: on every slot rewrite, on a create if set.
+    expiry = ({} if new and memory.expires_at is None else
+              {"expires_at": memory.expires_at.isoformat() if memory.expires_at else None})
+    event = (authored(CREATED, version, actor=actor, **expiry) if new
+             else authored(CORRECTED, version, actor=actor, via="key", **expiry))
     return audit.Entry(actor=actor, action=event.action, target_kind="memory",
                        target_id=str(memory.id),
                        details={"revision": memory.revision, **event.details})
@@ -174,8 +177,9 @@ def doubt(
         return False
     memory.flags = [*memory.flags, flag]
     if memory.state == MemoryState.active:
+        # The flag in the event too: an `as_of` read replays a memory's flags from its trail.
         transition(session, memory, MemoryState.suspect, reason=reason, actor=actor,
-                   flush=flush, details=details)
+                   flush=flush, details={**(details or {}), "flag": flag})
     else:
         # No state move, but a new doubt (and who raised it) belongs in the memory's trail.
         new_revision(session, memory, flush=flush, event=Event(
@@ -183,6 +187,21 @@ def doubt(
             details={**(details or {}), "flag": flag},
         ))
     return True
+
+
+EXPIRED = "expired"
+
+
+def expire(session: Session, memory: Memory, *, actor: str, flush: bool = True) -> None:
+    """A locked live memory whose `expires_at` has passed becomes `deprecated` with flag
+    `expired` (audited); retention takes it from there. Recall and live listings left it out
+    from the instant itself: this only records it."""
+    if EXPIRED not in memory.flags:
+        memory.flags = [*memory.flags, EXPIRED]
+    transition(session, memory, S.deprecated, reason=EXPIRED, actor=actor, flush=flush,
+               details={"flag": EXPIRED,
+                        "expires_at": memory.expires_at.isoformat() if memory.expires_at
+                        else None})
 
 
 def confirm(session: Session, memory: Memory, *, actor: str) -> None:

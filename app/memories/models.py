@@ -86,6 +86,10 @@ class Memory(SQLModel, table=True):
         # Retention finds memories by how long they have been in their state.
         Index("ix_memory_tenant_id_state_state_changed_at",
               "tenant_id", "state", "state_changed_at"),
+        # Live memories that will expire, found by the expiry job (migration 0028).
+        Index("ix_memory_tenant_id_expires_at", "tenant_id", "expires_at",
+              postgresql_where=sa_text(
+                  "expires_at IS NOT NULL AND state IN ('active', 'suspect')")),
         # One live memory per (subject, key) slot.
         Index(
             "uq_memory_live_slot", "tenant_id", "subject", "key", unique=True,
@@ -139,6 +143,9 @@ class Memory(SQLModel, table=True):
     # When what it says was said or observed (a conversation turn's time); the write time
     # unless the write names it.
     observed_at: datetime = timestamp_field()
+    # When what it says stops being true: from that instant recall and live listings leave
+    # it out; the expiry job then deprecates it (flag `expired`). None: it does not expire.
+    expires_at: datetime | None = timestamp_field(nullable=True)
 
 
 class MemoryVersion(SQLModel, table=True):

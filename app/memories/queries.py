@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+import psycopg
+from psycopg.rows import dict_row
 from sqlalchemy import Text, and_, func, or_, tuple_
 from sqlalchemy import cast as sa_cast
 from sqlalchemy import select as sa_select
@@ -22,7 +24,9 @@ from sqlalchemy import text as sql
 from sqlmodel import Session, col, select
 
 from app.audit import service as audit
-from app.memories import sealing, store
+from app.core import db
+from app.core.models import utcnow
+from app.memories import replay, sealing, store
 from app.memories.errors import InvalidCursor, MemoryNotFound
 from app.memories.models import (
     LIVE_STATES,
@@ -79,7 +83,8 @@ def page(
 ) -> MemoryPage:
     """Memories oldest first by (created_at, id); forgotten ones never appear."""
     statement = select(Memory).where(
-        Memory.tenant_id == tenant_id, Memory.state != MemoryState.forgotten.value
+        Memory.tenant_id == tenant_id, Memory.state != MemoryState.forgotten.value,
+        store.shown_live(utcnow()),
     )
     if filters.subject is not None:
         statement = statement.where(Memory.subject == filters.subject)
@@ -323,6 +328,7 @@ _NEAREST = sql(
         JOIN memory m ON m.current_version_id = v.id
         WHERE m.tenant_id = :tenant_id AND m.subject = :subject AND m.state = ANY(:states)
           AND v.embedding IS NOT NULL AND m.id <> ALL(CAST(:excluded AS uuid[]))
+          AND (m.expires_at IS NULL OR m.expires_at > :now)
     )
     SELECT id, version_id, 1 - distance FROM subject_rows
     WHERE distance <= :max_distance
@@ -336,12 +342,13 @@ def nearest_live(
     session: Session, *, tenant_id: uuid.UUID, subject: str, embedding: Sequence[float],
     exclude: Sequence[uuid.UUID], max_distance: float, k: int,
 ) -> list[tuple[uuid.UUID, uuid.UUID, float]]:
-    """The ``k`` live memories of ``subject`` nearest to ``embedding`` (cosine distance at most
+    """The ``k`` live, unexpired memories of ``subject`` nearest to ``embedding`` (cosine
+    distance at most
     ``max_distance``), as (memory id, current version id, cosine similarity)."""
     rows = session.execute(_NEAREST, {
         "embedding": store.vector_literal(embedding), "tenant_id": tenant_id,
         "subject": subject, "states": LIVE, "excluded": [str(i) for i in exclude], "k": k,
-        "max_distance": max_distance,
+        "max_distance": max_distance, "now": utcnow(),
     }).all()
     return [(row[0], row[1], float(row[2])) for row in rows]
 
@@ -447,3 +454,120 @@ def counts_by_state(session: Session, *, tenant_id: uuid.UUID) -> dict[MemorySta
     ).all()
     found = {MemoryState(state): count for state, count in rows}
     return {state: found.get(state, 0) for state in MemoryState}
+
+
+# ---------------------------------------------------------------------------------------------
+# As of an instant (`?as_of=`, recall's `as_of`): memories replayed from their audit trails.
+# ---------------------------------------------------------------------------------------------
+
+# The memories that existed at the instant and are not forgotten now (whatever was forgotten
+# never comes back, whenever it was forgotten), one subject's or some IDs'.
+_THEN_MEMORIES = """
+    SELECT m.id, m.tenant_id, m.subject, m.volatility, m.key, m.source, m.depends_on,
+           m.sealed_metadata, m.created_at, m.last_validated_at, m.observed_at, m.session
+    FROM memory m
+    WHERE m.tenant_id = %(tenant_id)s AND m.state <> 'forgotten' AND m.created_at <= %(at)s
+      AND {which}
+"""
+# Their trails up to the instant, in the chain's order.
+_THEN_EVENTS = """
+    SELECT target_id, action, to_state, details, created_at FROM audit_event
+    WHERE tenant_id = %(tenant_id)s AND target_kind = 'memory'
+      AND target_id = ANY(%(targets)s) AND created_at <= %(at)s
+    ORDER BY seq
+"""
+# A memory whose trail names no version (written before versions were named): its newest
+# version by then.
+_THEN_LATEST_VERSIONS = """
+    SELECT DISTINCT ON (memory_id) memory_id, id FROM memory_version
+    WHERE memory_id = ANY(%(ids)s) AND created_at <= %(at)s
+    ORDER BY memory_id, seq DESC
+"""
+_THEN_VERSIONS = """
+    SELECT id, seq, sealed_text FROM memory_version WHERE id = ANY(%(ids)s)
+"""
+
+
+@dataclass(frozen=True)
+class MemoryThen:
+    """A memory at an instant: its row (what no event records, as it is now) and its
+    replayed state, flags, version, expiry and revision."""
+
+    row: dict[str, Any]
+    then: replay.Then
+
+    @property
+    def id(self) -> uuid.UUID:
+        memory_id: uuid.UUID = self.row["id"]
+        return memory_id
+
+
+def memories_then(
+    conn: psycopg.Connection[Any], *, tenant_id: uuid.UUID, at: datetime,
+    subject: str | None = None, ids: Sequence[uuid.UUID] | None = None,
+) -> list[MemoryThen]:
+    """The memories of ``subject`` (or with these ``ids``) as they stood at ``at``: those
+    written by then and not forgotten since, each replayed from its trail up to ``at``."""
+    which = "m.subject = %(subject)s" if subject is not None else "m.id = ANY(%(ids)s)"
+    params = {"tenant_id": tenant_id, "at": at, "subject": subject, "ids": list(ids or [])}
+    with conn.cursor(row_factory=dict_row) as cursor:
+        rows = cursor.execute(_THEN_MEMORIES.format(which=which), params).fetchall()
+        if not rows:
+            return []
+        events: dict[str, list[replay.Event]] = {}
+        for event in cursor.execute(_THEN_EVENTS, {**params, "targets": [
+                str(row["id"]) for row in rows]}).fetchall():
+            events.setdefault(event["target_id"], []).append(replay.Event(
+                action=event["action"], to_state=event["to_state"], details=event["details"],
+                created_at=event["created_at"]))
+        found = [MemoryThen(row=row, then=replay.replay(events.get(str(row["id"]), [])))
+                 for row in rows]
+        unnamed = [memory.id for memory in found if memory.then.version_id is None]
+        if unnamed:
+            latest = {r["memory_id"]: r["id"] for r in cursor.execute(
+                _THEN_LATEST_VERSIONS, {"ids": unnamed, "at": at}).fetchall()}
+            for memory in found:
+                if memory.then.version_id is None:
+                    memory.then.version_id = latest.get(memory.id)
+    return [memory for memory in found if memory.then.version_id is not None]
+
+
+def views_then(conn: psycopg.Connection[Any], memories: Sequence[MemoryThen],
+               at: datetime) -> list[MemoryPublic]:
+    """The public shape of these memories as they stood at ``at``, in the order given: the
+    version current then (its text as stored now: a strike that redacted it stays redacted),
+    the state, flags, revision and expiry then. A memory that reads as erased is left out."""
+    if not memories:
+        return []
+    with conn.cursor(row_factory=dict_row) as cursor:
+        versions = {row["id"]: row for row in cursor.execute(_THEN_VERSIONS, {
+            "ids": [memory.then.version_id for memory in memories]}).fetchall()}
+    opener = sealing.Opener()
+    shown = []
+    for memory in memories:
+        version, then, row = versions[memory.then.version_id], memory.then, memory.row
+        validated = row["last_validated_at"]
+        if validated > at:
+            validated = then.validated_at or row["created_at"]
+        view = store.public({
+            **row, "sealed_text": version["sealed_text"], "revision": then.revision,
+            "version_id": version["id"], "version_seq": version["seq"], "state": then.state,
+            "superseded_by": then.superseded_by, "flags": then.flags,
+            "updated_at": then.updated_at or row["created_at"], "last_validated_at": validated,
+            "expires_at": then.expires_at}, opener)
+        if view is not None:  # None: erased, in a copy restored from before the erasure
+            shown.append(view)
+    return shown
+
+
+def get_then(session: Session, *, tenant_id: uuid.UUID, memory_id: uuid.UUID,
+             at: datetime) -> MemoryPublic:
+    """`GET /v1/memories/{id}?as_of=`: 404 when it did not exist yet, or is forgotten now."""
+    conn = db.driver_connection(session)
+    found = memories_then(conn, tenant_id=tenant_id, at=at, ids=[memory_id])
+    if not found:
+        raise MemoryNotFound()
+    shown = views_then(conn, found, at)
+    if not shown:
+        raise MemoryNotFound()
+    return shown[0]

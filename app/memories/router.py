@@ -5,11 +5,13 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Header, Query, Request, Response
 from fastapi.responses import JSONResponse
+from pydantic import AwareDatetime
 
 from app.api import route
 from app.api.deps import AppReader, AppWriter, SessionDep, derived_id
 from app.audit import service as audit
 from app.core.errors import COMMON_PROBLEMS, InvalidRequest, problem_responses
+from app.core.models import utcnow
 from app.forgetting import forget_requests
 from app.memories import queries, service
 from app.memories.models import MemoryState, Volatility
@@ -112,9 +114,17 @@ def list_memories(
 
 @router.get("/{memory_id}", responses={200: {"headers": ETAG}})
 def read_memory(
-    memory_id: uuid.UUID, principal: AppReader, session: SessionDep, response: Response
+    memory_id: uuid.UUID, principal: AppReader, session: SessionDep, response: Response,
+    as_of: Annotated[AwareDatetime | None, Query(
+        description="The memory as it stood at that instant (its version, state, flags and "
+        "expiry then); 404 if it did not exist yet. A forgotten memory is 404 at any "
+        "instant.")] = None,
 ) -> MemoryPublic:
     """Read a memory; its ETag is its revision."""
+    if as_of is not None:
+        # A past state is not something to compare-and-set against: no ETag.
+        return queries.get_then(session, tenant_id=principal.tenant_id, memory_id=memory_id,
+                                at=min(as_of, utcnow()))
     memory = queries.get(session, tenant_id=principal.tenant_id, memory_id=memory_id)
     _etag(response, memory.revision)
     return memory

@@ -97,6 +97,10 @@ class MemoryFields(StrictModel):
         description="The agent run that wrote it; closing the run "
         "(`POST /v1/sessions/{session}/close`) evicts its `working` memories.",
     )
+    expires_at: BodyTime | None = Field(
+        None, description="When it stops being true: from that instant it is no longer "
+        "recalled nor listed among live memories; a time in the past is refused (422).",
+    )
 
     _whole = field_validator("expected_revision", mode="before")(_integral)
 
@@ -112,9 +116,20 @@ class MemoryPatch(StrictModel):
     volatility: VolatilityIn | None = None
     depends_on: dict[CleanStr, CleanStr] | None = Field(None, json_schema_extra=CLOSED)
     metadata: dict[CleanStr, JsonValue] | None = Field(None, json_schema_extra=CLOSED)
+    expires_at: BodyTime | None = Field(
+        None, description="Sets or moves the expiry; `null` clears it; a time in the past is "
+        "refused (422).",
+    )
 
     def changes_nothing(self) -> bool:
-        return all(getattr(self, name) is None for name in type(self).model_fields)
+        return all(getattr(self, name) is None for name in type(self).model_fields
+                   if name != "expires_at") and "expires_at" not in self.model_fields_set
+
+    def changed(self) -> list[str]:
+        """The fields this correction names (`expires_at` also when it clears it)."""
+        return sorted(name for name in type(self).model_fields
+                      if getattr(self, name) is not None
+                      or (name == "expires_at" and name in self.model_fields_set))
 
 
 class PromoteBody(StrictModel):
@@ -161,6 +176,8 @@ class MemoryPublic(BaseModel):
     last_validated_at: datetime
     observed_at: datetime = Field(description="When it was said or observed.")
     session: str | None = Field(None, description="The agent run that wrote it, if any.")
+    expires_at: datetime | None = Field(
+        None, description="When it stops being true; null: it does not expire.")
 
 
 class Effects(BaseModel):

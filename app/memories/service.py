@@ -6,18 +6,22 @@ import re
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
 from sqlmodel import Session
 
 from app.audit import service as audit
+from app.core.models import utcnow
 from app.embeddings.runtime import embedder
 from app.limits import service as limits
 from app.limits.errors import MemoryQuotaExceeded
 from app.memories import contradictions, lifecycle, store
 from app.memories.errors import (
+    ExpiryInPast,
     IfMatchRequired,
     InvalidIfMatch,
     InvalidReference,
+    MemoryExpired,
     NotEditable,
     NotWorking,
     RevisionMismatch,
@@ -88,6 +92,12 @@ def expected_revision(if_match: str | None) -> int:
     return int(match.group(1))
 
 
+def refuse_past_expiry(expires_at: datetime | None, now: datetime) -> None:
+    """A write or correction may set an expiry in the future only (or none)."""
+    if expires_at is not None and expires_at <= now:
+        raise ExpiryInPast()
+
+
 def _refuse_past_quota(session: Session, *, tenant_id: uuid.UUID) -> None:
     # Checked before anything changes; a new version of a slot adds no memory.
     quota = limits.memory_quota(session, tenant_id=tenant_id)
@@ -124,6 +134,8 @@ def create(
         done = already_written(session, tenant_id=tenant_id, memory_id=memory_id)
         if done is not None:
             return done
+    now = utcnow()
+    refuse_past_expiry(body.expires_at, now)
     if not checked:
         sources.refuse_if_excluded(session, tenant_id=tenant_id, source=body.source,
                                    actor=actor, action="memory.create")
@@ -150,6 +162,9 @@ def create(
                       ids=[*wanted, *([slot_id] if slot_id else []), *(c.id for c in nearby)])
     targets = _usable(rows, wanted)
     slot = rows.get(slot_id) if slot_id is not None else None
+    if slot is not None and slot.state in LIVE and store.expired(slot, now):
+        # An expired holder behaves as deprecated: recorded so now, and the slot is free.
+        lifecycle.expire(session, slot, actor=actor)
     if slot is not None and (slot.state not in LIVE or slot.id in {t.id for t in targets}):
         slot = None  # gone meanwhile, or explicitly defeated: the new memory takes the slot
     if body.expected_revision is not None and (
@@ -225,15 +240,22 @@ def update(
     """Correct: compare-and-set on the revision; a new text appends a version. Audited as
     `memory.corrected`, naming the version current after it and the fields it changed."""
     memory = _lock_for_edit(session, tenant_id=tenant_id, memory_id=memory_id, if_match=if_match)
+    now = utcnow()
+    if "expires_at" in patch.model_fields_set:
+        refuse_past_expiry(patch.expires_at, now)
+    elif store.expired(memory, now) and memory.state in LIVE:
+        raise MemoryExpired(memory.id)  # a correction that leaves the expiry does not revive
     if patch.changes_nothing():
         # No change, no new revision: the revision counts changes, not requests.
         return MemoryWritten(**store.view(session, memory).model_dump(), effects=Effects())
     version = (store.append_version(session, memory, patch.text, embedding)
                if patch.text is not None else store.current_version(session, memory))
     store.patch(memory, patch)
-    fields = sorted(name for name in type(patch).model_fields if getattr(patch, name) is not None)
+    fields = patch.changed()
+    expiry = ({"expires_at": patch.expires_at.isoformat() if patch.expires_at else None}
+              if "expires_at" in fields else {})
     return _revised(session, memory, authored(CORRECTED, version, actor=actor, via="patch",
-                                              fields=fields))
+                                              fields=fields, **expiry))
 
 
 def revert(
@@ -243,6 +265,7 @@ def revert(
     """Point at an earlier version again; the revision still moves forward (no ABA). Audited
     as `memory.reverted`, naming the version."""
     memory = _lock_for_edit(session, tenant_id=tenant_id, memory_id=memory_id, if_match=if_match)
+    _refuse_expired(memory)
     version = store.version_at(session, memory, seq)
     if version is None:
         raise InvalidReference(f"This memory has no version {seq}.")
@@ -267,6 +290,7 @@ def promote(
         raise NotWorking(f"This memory is {memory.volatility}, not working.")
     if memory.state == MemoryState.quarantined:
         raise NotEditable("A quarantined memory is kept for audit; it cannot be edited.")
+    _refuse_expired(memory)
     store.promote(memory, volatility.value)
     return _revised(session, memory)
 
@@ -292,6 +316,13 @@ def _lock_for_edit(
     if memory.state == MemoryState.quarantined:
         raise NotEditable("A quarantined memory is kept for audit; it cannot be edited.")
     return memory
+
+
+def _refuse_expired(memory: Memory) -> None:
+    """A revert or promote of a live memory past its expiry would revive it: refused (409);
+    a correction that moves or clears `expires_at` is the way back."""
+    if memory.state in LIVE and store.expired(memory, utcnow()):
+        raise MemoryExpired(memory.id)
 
 
 def _usable(rows: dict[uuid.UUID, Memory], wanted: list[uuid.UUID]) -> list[Memory]:

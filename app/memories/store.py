@@ -45,6 +45,22 @@ from app.memories.models import LIVE_STATES, Memory, MemoryState, MemoryVersion,
 from app.memories.schemas import MemoryCreate, MemoryPatch, MemoryPublic, VersionRef
 
 LIVE = [state.value for state in LIVE_STATES]
+# A memory not expired at the instant `%(now)s` (raw SQL over `memory m`): recall, live
+# listings and contradiction checks read it with the app's clock (`utcnow`), as working
+# memories' ages are judged, or with `as_of` (docs/decisions.md, "Expiry").
+UNEXPIRED_SQL = "(m.expires_at IS NULL OR m.expires_at > %(now)s)"
+
+
+def expired(memory: Memory, now: datetime) -> bool:
+    """Whether ``memory`` had expired at ``now``."""
+    return memory.expires_at is not None and memory.expires_at <= now
+
+
+def shown_live(now: datetime) -> Any:
+    """The ORM condition of live listings: a memory in a live state that has expired by
+    ``now`` is left out (once the expiry job deprecates it, it lists as deprecated)."""
+    return or_(col(Memory.state).not_in(LIVE), col(Memory.expires_at).is_(None),
+               col(Memory.expires_at) > now)
 
 # ---------------------------------------------------------------------------------------------
 # The public shape.
@@ -56,7 +72,7 @@ PUBLIC_COLUMNS = (
     "m.id, m.tenant_id, m.subject, v.sealed_text, m.revision, v.id AS version_id,"
     " v.seq AS version_seq, m.state, m.volatility, m.key, m.source, m.depends_on,"
     " m.sealed_metadata, m.superseded_by, m.flags, m.created_at, m.updated_at,"
-    " m.last_validated_at, m.observed_at, m.session"
+    " m.last_validated_at, m.observed_at, m.session, m.expires_at"
 )
 _VIEWS = sql(
     f"SELECT {PUBLIC_COLUMNS} FROM memory m JOIN memory_version v ON v.id = m.current_version_id"
@@ -85,6 +101,7 @@ def public(row: Mapping[Any, Any], opener: sealing.Opener | None = None
         superseded_by=row["superseded_by"], flags=row["flags"], created_at=row["created_at"],
         updated_at=row["updated_at"], last_validated_at=row["last_validated_at"],
         observed_at=row["observed_at"], session=row["session"],
+        expires_at=row["expires_at"],
     )
 
 
@@ -244,6 +261,17 @@ def lock_overdue(
     ).limit(limit)).all()
 
 
+def lock_expired(
+    session: Session, *, tenant_id: uuid.UUID, now: datetime, limit: int | None,
+) -> Sequence[Memory]:
+    """Live memories whose `expires_at` is at or before ``now``, locked."""
+    return session.exec(_locking(
+        select(Memory)
+        .where(Memory.tenant_id == tenant_id, col(Memory.state).in_(LIVE),
+               col(Memory.expires_at).is_not(None), col(Memory.expires_at) <= now)
+    ).limit(limit)).all()
+
+
 def lock_aged(
     session: Session, *, tenant_id: uuid.UUID, deprecated_before: datetime,
     quarantined_before: datetime, limit: int | None,
@@ -372,7 +400,7 @@ def insert(
         volatility=body.volatility.value, source=body.source, depends_on=dict(body.depends_on),
         sealed_metadata=sealing.seal_metadata(tenant_id, body.subject, memory_id,
                                               dict(body.metadata)),
-        session=body.session,
+        session=body.session, expires_at=body.expires_at,
     )
     # Unless the write says when it was said, it was said when written.
     memory.observed_at = body.observed_at or memory.created_at
@@ -428,6 +456,8 @@ def restate(memory: Memory, body: MemoryCreate) -> None:
         memory.observed_at = body.observed_at
     if "session" in given:
         memory.session = body.session
+    if "expires_at" in given:
+        memory.expires_at = body.expires_at
 
 
 def promote(memory: Memory, volatility: str) -> None:
@@ -443,6 +473,8 @@ def patch(memory: Memory, changes: MemoryPatch) -> None:
         memory.depends_on = dict(changes.depends_on)
     if changes.metadata is not None:
         _set_metadata(memory, dict(changes.metadata))
+    if "expires_at" in changes.model_fields_set:
+        memory.expires_at = changes.expires_at  # null clears it
 
 
 def _set_metadata(memory: Memory, metadata: dict[str, Any]) -> None:

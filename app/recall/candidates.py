@@ -12,13 +12,14 @@ import uuid
 from collections.abc import Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 import psycopg
 from sqlmodel import Session
 
 from app.core import db
+from app.core.models import utcnow
 from app.memories.models import EMBEDDING_DIMENSIONS, ROUTED_VECTOR
 from app.memories.store import vector_literal
 
@@ -32,6 +33,7 @@ _SUBJECT_ROWS = """
     FROM memory_version v
     JOIN memory m ON m.current_version_id = v.id
     WHERE m.subject = %(subject)s AND m.state = ANY(%(states)s) AND v.embedding IS NOT NULL
+      AND (m.expires_at IS NULL OR m.expires_at > %(now)s)
 """
 _SUBJECT_VECTORS = f"SELECT m.id, {_DISTANCE} AS distance {_SUBJECT_ROWS}"
 
@@ -185,6 +187,8 @@ _KEYWORD_SQL = """
 
 
 KEYWORD_MIN_COVERAGE = 0.5
+# Before every expiry: the instant at which no memory has expired.
+EVER = datetime(1, 1, 1, tzinfo=UTC)
 KEYWORD_MAX_DF_SHARE = 0.05
 
 
@@ -325,6 +329,8 @@ def send(
     min_coverage: float = KEYWORD_MIN_COVERAGE,
     exact: bool = False,
     size: SubjectSize | None = None,
+    now: datetime | None = None,
+    expired_too: bool = False,
 ) -> PendingLists:
     """Send the vector list (given ``embedding``) and the keyword list (given ``terms``, the
     query's hashed terms: `search_terms.query_terms`).
@@ -332,9 +338,12 @@ def send(
     The vector list sorts the subject's rows, or walks an index if ``size`` says so (the
     lists index if there is one, else the HNSW index; a walk needs `walk_settings` in force);
     never with ``exact``. Without ``size`` the subject is counted first, which costs a round
-    trip. Given ``size``, the keyword list takes the subject's count from it."""
+    trip. Given ``size``, the keyword list takes the subject's count from it. A memory that
+    had expired by ``now`` (default: the clock's now) is left out, unless ``expired_too``."""
     assert embedding is not None or terms is not None, "ask for at least one list"
-    common = {"subject": subject, "states": list(states), "n": n}
+    # An expired memory is no longer recalled; forgetting still finds it (``expired_too``).
+    common = {"subject": subject, "states": list(states), "n": n,
+              "now": EVER if expired_too else now or utcnow()}
     vector = None
     if embedding is not None:
         if not exact and size is None:

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from concurrent.futures import Future
+from contextlib import nullcontext
 
 from fastapi import APIRouter, Depends, Request, Response
 from fastapi.security import HTTPAuthorizationCredentials
@@ -48,6 +49,8 @@ def _recall(
 ) -> bytes:
     principal = require_role(identify(work, credentials), ROLE)
     # Serialized once, here: the service built the model.
-    with replicas.reading(principal.tenant_id):  # a replica past the tenant's last forget
+    # A replica past the tenant's last forget; a look back (`as_of`) reads the primary, which
+    # holds every write made up to its instant, however recent.
+    with (replicas.reading(principal.tenant_id) if body.as_of is None else nullcontext()):
         answer = service.recall(principal.tenant_id, body, embedding)
     return answer.model_dump_json().encode()

@@ -9,7 +9,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field, Strict
 
-from app.core.schemas import JsonInt, NonBlank, StrictModel
+from app.core.schemas import BodyTime, JsonInt, NonBlank, StrictModel
 from app.memories.schemas import MemoryPublic
 
 
@@ -29,6 +29,11 @@ class RecallRequest(StrictModel):
         description="`hybrid` (default) fuses `vector` and `keyword`; the single modes exist "
         "for diagnosis and evaluation.",
     )
+    as_of: BodyTime | None = Field(
+        None, description="Answer as Lethe would have answered at that instant: the versions, "
+        "states and flags then; memories written after it, and those expired by then, absent. "
+        "What was forgotten never comes back, whenever it was forgotten: its retraction is "
+        "listed if it was filed by then.")
 
 
 class RecallResult(BaseModel):

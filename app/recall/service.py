@@ -21,11 +21,20 @@ import psycopg
 from psycopg.rows import dict_row
 
 from app.core import db
+from app.core.models import utcnow
 from app.memories import sealing, search_terms
 from app.memories import store as memories
 from app.memories.models import MemoryState
 from app.memories.schemas import MemoryPublic
-from app.recall import bm25_lists, candidates, ranking, retractions, small_subjects, working
+from app.recall import (
+    as_of,
+    bm25_lists,
+    candidates,
+    ranking,
+    retractions,
+    small_subjects,
+    working,
+)
 from app.recall.schemas import (
     RecallMode,
     RecallRequest,
@@ -66,6 +75,9 @@ def recall(
     read, and the results are loaded after both. Otherwise all of it is one transaction,
     every statement planned for its subject.
     """
+    if request.as_of is not None:
+        vector = embedding.result() if isinstance(embedding, Future) else embedding
+        return as_of.recall(tenant_id, request, min(request.as_of, utcnow()), vector)
     if isinstance(embedding, Future):
         with db.read_pipeline(tenant_id, settings=candidates.scan_settings()) as conn:
             pending = _send_lexical(conn, tenant_id, request)
@@ -191,16 +203,10 @@ class PendingLexical:
         keyword = self.keyword
         if isinstance(keyword, candidates.PendingLists):
             keyword = keyword.result().keyword
-        opener = sealing.Opener()
         return Lexical(
             keyword=keyword,
-            retractions=[
-                RetractionPublic(id=row["id"], created_at=row["created_at"],
-                                 about=opener.about(self.tenant_id, self.subject, row["id"],
-                                                    row["sealed_about"]),
-                                 memory_count=row["memory_count"])
-                for row in self.retractions.fetchall()
-            ],
+            retractions=retractions.shown(self.retractions, tenant_id=self.tenant_id,
+                                          subject=self.subject),
             clock=working.clock(self.settings), size=self.size, rows=self.rows)
 
 
@@ -261,14 +267,14 @@ def results(
                           retractions=retracted)
 
 
-# The results still in a recallable state and, beside each, the deprecated memories it
+# The results still in a recallable state and unexpired and, beside each, the deprecated memories it
 # superseded (shown only as history, never on their own). One statement of two indexed
 # lookups (an OR across both conditions would scan the table); the vector and search columns
 # are not read.
 _LOAD_SQL = f"""
     SELECT {memories.PUBLIC_COLUMNS}, false AS is_history
     FROM memory m JOIN memory_version v ON v.id = m.current_version_id
-    WHERE m.id = ANY(%(ids)s) AND m.state = ANY(%(states)s)
+    WHERE m.id = ANY(%(ids)s) AND m.state = ANY(%(states)s) AND {memories.UNEXPIRED_SQL}
     UNION ALL
     SELECT {memories.PUBLIC_COLUMNS}, true AS is_history
     FROM memory m JOIN memory_version v ON v.id = m.current_version_id
@@ -286,7 +292,8 @@ def _load(
     history: dict[uuid.UUID, list[MemoryPublic]] = {}
     opener = sealing.Opener()
     with conn.cursor(row_factory=dict_row) as cursor:
-        for row in cursor.execute(_LOAD_SQL, {"ids": ids, "states": states}).fetchall():
+        for row in cursor.execute(_LOAD_SQL, {"ids": ids, "states": states,
+                                                  "now": utcnow()}).fetchall():
             view = memories.public(row, opener)
             if view is None:  # erased (a restored copy's rows of a destroyed key)
                 continue

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 import psycopg
 
+from app.core.models import utcnow
 from app.memories.store import LIVE
 from app.text import bm25
 
@@ -30,26 +31,31 @@ from app.text import bm25
 # are 0.8 MB.
 RANK_IN_PROCESS_UP_TO = 500
 
-# The subject's live memories with their current vector (pgvector's binary form), whether each
-# is in the asked-for states, its length in terms and how often it holds each of the query's
-# terms (the hashed lexemes `lethe_bm25` matches; NULL, not an empty array, for a memory that
-# holds none, which is most: no Python object per row for them). BM25's
-# statistics are over every live memory, as the database's are (migration 0021), whichever
-# states are asked for. Only if the subject has at most `most` live memories: otherwise no
-# rows, read no further than one past that. One statement, one snapshot: what it returns is
-# the whole subject.
-_ROWS_SQL = """
-    WITH query AS MATERIALIZED (SELECT %(terms)s::text[] AS terms)
-    SELECT m.id, vector_send(v.embedding), held.terms, held.frequencies,
-           lethe_text_length(v.search), m.state = ANY(%(states)s)
-    FROM memory_version v
-    JOIN memory m ON m.current_version_id = v.id
-    CROSS JOIN query q
+# Which of the query's terms (`q.terms`) a version `v` holds, and how often: `held` (the
+# hashed lexemes `lethe_bm25` matches; NULL, not an empty array, for a version that holds
+# none, which is most: no Python object per row for them).
+HELD_TERMS = """
     CROSS JOIN LATERAL (
         SELECT array_agg(u.lexeme) AS terms,
                array_agg(coalesce(cardinality(u.positions), 1)) AS frequencies
         FROM unnest(v.search) u WHERE u.lexeme = ANY(q.terms)
     ) held
+"""
+# The subject's live memories with their current vector (pgvector's binary form), whether each
+# is in the asked-for states and unexpired, its length in terms and how often it holds each of
+# the query's terms (`held`). BM25's statistics are over every live memory, as the database's
+# are (migration 0021), whichever states are asked for. Only if the subject has at most `most`
+# live memories: otherwise no rows, read no further than one past that. One statement, one
+# snapshot: what it returns is the whole subject.
+_ROWS_SQL = f"""
+    WITH query AS MATERIALIZED (SELECT %(terms)s::text[] AS terms)
+    SELECT m.id, vector_send(v.embedding), held.terms, held.frequencies,
+           lethe_text_length(v.search),
+           m.state = ANY(%(states)s) AND (m.expires_at IS NULL OR m.expires_at > %(now)s)
+    FROM memory_version v
+    JOIN memory m ON m.current_version_id = v.id
+    CROSS JOIN query q
+    {HELD_TERMS}
     WHERE m.subject = %(subject)s AND m.state = ANY(%(live)s)
       AND (SELECT count(*) FROM (
                SELECT FROM memory s WHERE s.subject = %(subject)s AND s.state = ANY(%(live)s)
@@ -135,4 +141,4 @@ def send(conn: psycopg.Connection[Any], *, subject: str, states: Sequence[str],
     """Send the read; ``terms``: the query's distinct terms, hashed (`search_terms`)."""
     return PendingRows(conn.execute(_ROWS_SQL, {
         "subject": subject, "states": list(states), "live": LIVE, "terms": list(terms),
-        "most": RANK_IN_PROCESS_UP_TO}, binary=True), frozenset(terms))
+        "most": RANK_IN_PROCESS_UP_TO, "now": utcnow()}, binary=True), frozenset(terms))

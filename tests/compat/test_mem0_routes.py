@@ -42,6 +42,8 @@ The shapes relied on, from mem0's open-source REST server (`server/main.py`) and
 from __future__ import annotations
 
 import hashlib
+import time
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from tests.forgetting.dump import database_text
@@ -283,3 +285,38 @@ def test_a_run_is_a_session_of_working_memories_and_deleting_it_closes_it(
     assert scratch["id"] not in {i["id"] for i in left} and durable["id"] in {
         i["id"] for i in left}
     assert "hotel in Rome" not in database_text(owner_conn)
+
+
+def test_expiration_date_leaves_search_and_list_at_the_instant(
+    client: Any, tenant: dict[str, Any]
+) -> None:
+    """mem0's `expiration_date`: a time is Lethe's `expires_at`; a day holds through it."""
+    lasting = _add(client, tenant, {
+        "messages": [{"role": "user", "content": "My hotel loyalty card is Marriott."}],
+        "user_id": "alice"}).json()["results"][0]
+    until = datetime.now(UTC) + timedelta(seconds=3)
+    expiring = _add(client, tenant, {
+        "messages": [{"role": "user", "content": "My hotel in Tokyo is the Park Hyatt."}],
+        "user_id": "alice", "expiration_date": until.isoformat()}).json()["results"][0]
+    day = _add(client, tenant, {
+        "messages": [{"role": "user", "content": "My hotel room number is 1204."}],
+        "user_id": "bob", "expiration_date": "2999-12-31"}).json()["results"][0]
+    stored = client.get(f"/v1/memories/{day['id']}", headers=tenant["app"]).json()
+    assert stored["expires_at"].startswith("3000-01-01T00:00:00")
+    past = _add(client, tenant, {"messages": [{"role": "user", "content": "Old news."}],
+                                 "user_id": "alice", "expiration_date": "2000-01-01"})
+    assert past.status_code == 422
+
+    def searched() -> set[str]:
+        found = client.post(f"{BASE}/search", json={"query": "hotel", "user_id": "alice"},
+                            headers=tenant["app"])
+        return {r["id"] for r in found.json()["results"]}
+
+    def listed() -> set[str]:
+        items = client.get(f"{BASE}/memories", params={"user_id": "alice"},
+                           headers=tenant["app"]).json()["results"]
+        return {i["id"] for i in items}
+
+    assert searched() == listed() == {expiring["id"], lasting["id"]}
+    time.sleep(max(0.0, (until - datetime.now(UTC)).total_seconds()) + 0.05)
+    assert searched() == listed() == {lasting["id"]}

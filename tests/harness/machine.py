@@ -10,7 +10,10 @@ worker would run them (`tasks.apply_ingestion(...)`); running one again is a red
 from __future__ import annotations
 
 import sys
+import time
 import uuid
+from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 from hypothesis import strategies as st
@@ -41,6 +44,16 @@ DRIFT = {"active": {"active", "suspect"}, "suspect": {"suspect"},
          "deprecated": {"deprecated"}, "quarantined": {"quarantined"}}
 
 picks = st.integers(min_value=0, max_value=10_000)
+
+
+@dataclass(frozen=True)
+class Then:
+    """A memory at a marked instant, as the model replayed it."""
+
+    subject: str
+    state: str
+    revision: int
+    words: frozenset[str]
 
 
 def _pick(items: list[Any], index: int) -> Any:
@@ -86,6 +99,7 @@ def history_machine(client: Any, owner_conn: Any) -> type[RuleBasedStateMachine]
             self.cascade = "flag"
             self.keys = 0
             self.seen_rows: dict[str, tuple[str, int]] = {}
+            self.marks: list[tuple[datetime, dict[str, Then]]] = []
             Counts.history_started()
 
         # -- plumbing ------------------------------------------------------------------
@@ -197,7 +211,9 @@ def history_machine(client: Any, owner_conn: Any) -> type[RuleBasedStateMachine]
                 assert answer["revision"] == holder.revision + 1, (answer, holder)
                 words = words_in(body["text"], self._all_words())
                 holder.revision, holder.versions = answer["revision"], holder.versions + 1
-                holder.sentences, holder.source = _split(body["text"]), source
+                # A restated slot keeps the source unless the write names one.
+                holder.sentences = _split(body["text"])
+                holder.source = source if "source" in body else holder.source
                 # The new version's provenance is the memory's: forgetting a parent it
                 # names reaches the memory as for one first written derived from it.
                 holder.derived_from = list(dict.fromkeys(
@@ -678,6 +694,58 @@ def history_machine(client: Any, owner_conn: Any) -> type[RuleBasedStateMachine]
                 assert answer == {"id": memory.id, "state": "forgotten"}, answer
             self.model.recorded = [r for r in self.model.recorded if r.key != first.key]
             self._no_forbidden_words(repr(answer), "a redelivered create's answer")
+
+        # -- point in time -------------------------------------------------------------
+
+        @rule()
+        def mark(self) -> None:
+            """Remember this instant and the model's replay up to it: every memory not
+            forgotten, with its state, revision and the markers of its current version (the
+            invariants have just settled the model on the rows, drift included)."""
+            time.sleep(0.002)
+            instant = datetime.now(UTC)
+            time.sleep(0.002)
+            self.marks = [*self.marks[-2:], (instant, {
+                memory.id: Then(memory.subject, memory.state, memory.revision,
+                                frozenset(memory.current_words))
+                for memory in self.model.memories.values() if memory.state != "forgotten"})]
+
+        @precondition(lambda self: bool(self.marks))
+        @rule(pick=picks)
+        def as_of_replays(self, pick: int) -> None:
+            """Recall and reads `as_of` a past instant answer what the model replayed up to
+            it: the memories live then, each with its state, revision and text then; none
+            written after it; and what was forgotten since, at whatever time, never."""
+            instant, then = _pick(self.marks, pick)
+            gone = self.model.gone_words
+            for subject in SUBJECTS:
+                response = client.post("/v1/recall", headers=self.app, json={
+                    "subject": subject, "query": "own cat work born dish play",
+                    "limit": 100, "as_of": instant.isoformat()})
+                assert response.status_code == 200, response.text
+                answer = response.json()
+                expected = {memory_id for memory_id, was in then.items()
+                            if was.subject == subject and was.state in LIVE
+                            and self.model.memories[memory_id].state != "forgotten"}
+                found = {r["memory"]["id"]: r["memory"] for r in answer["results"]}
+                assert set(found) == expected, (instant, found, expected)
+                for memory_id, shown in found.items():
+                    assert shown["state"] == then[memory_id].state, (shown, then[memory_id])
+                self._no_forbidden_words(repr(answer), f"recall of {subject} as of {instant}")
+            for memory in self.model.memories.values():
+                read = client.get(f"/v1/memories/{memory.id}", headers=self.app,
+                                  params={"as_of": instant.isoformat()})
+                was = then.get(memory.id)
+                if was is None or memory.state == "forgotten":
+                    assert read.status_code == 404, (memory.id, was, read.text)
+                    continue
+                assert read.status_code == 200, read.text
+                shown = read.json()
+                assert (shown["state"], shown["revision"]) == (was.state, was.revision), (
+                    shown, was)
+                words = words_in(shown["text"], self._all_words())
+                # A strike that redacted older versions since took its words from then too.
+                assert was.words - gone <= words <= was.words, (shown["text"], was)
 
         def teardown(self) -> None:
             """At the end of every history, the tenant's audit chain still verifies."""

@@ -10,6 +10,7 @@ import sys
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import anyio
@@ -231,5 +232,26 @@ def test_close_session_forgets_the_runs_working_memories(lethe_url: str, app_key
             assert closed["kept"] == [durable["memory"]["id"]]
             found = await _call(session, "recall", query="flights or seats")
             assert [r["id"] for r in found["results"]] == [durable["memory"]["id"]]
+
+    anyio.run(scenario)
+
+
+@pytest.mark.slow
+def test_remember_takes_an_expiry_that_recall_honours_at_the_instant(
+    lethe_url: str, app_key: str
+) -> None:
+    async def scenario() -> None:
+        async with _stdio(lethe_url, app_key) as session:
+            lasting = await _call(session, "remember", text="I collect vinyl records.")
+            until = datetime.now(UTC) + timedelta(seconds=3)
+            trip = await _call(session, "remember", text="I am in Tokyo for a record fair.",
+                               volatility="situational", expires_at=until.isoformat())
+            assert trip["memory"]["expires_at"] is not None
+            found = await _call(session, "recall", query="records")
+            assert {r["id"] for r in found["results"]} == {lasting["memory"]["id"],
+                                                           trip["memory"]["id"]}
+            await anyio.sleep(max(0.0, (until - datetime.now(UTC)).total_seconds()) + 0.05)
+            found = await _call(session, "recall", query="records")
+            assert [r["id"] for r in found["results"]] == [lasting["memory"]["id"]]
 
     anyio.run(scenario)

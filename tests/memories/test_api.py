@@ -9,7 +9,7 @@ from tests.memories.helpers import count, created, remember
 MEMORY_FIELDS = {
     "id", "subject", "text", "revision", "version", "state", "volatility", "key", "source",
     "depends_on", "metadata", "superseded_by", "flags", "created_at", "updated_at",
-    "last_validated_at", "observed_at", "session",
+    "last_validated_at", "observed_at", "session", "expires_at",
 }
 
 

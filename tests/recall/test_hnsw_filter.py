@@ -9,6 +9,7 @@ import pytest
 from sqlalchemy import text
 
 from app.core import db, uow
+from app.core.models import utcnow
 from app.embeddings.runtime import embedder
 from app.memories import service
 from app.memories.models import ROUTED_INDEX
@@ -50,7 +51,7 @@ def test_iterative_scan_fills_the_limit_under_a_selective_filter(
             row[0] for row in db.driver_connection(session).execute(
                 "EXPLAIN " + candidates._WALK_VECTOR_SQL,
                 {"embedding": candidates.vector_literal(query), "subject": "user:few",
-                 "states": ["active"], "n": 5},
+                 "states": ["active"], "n": 5, "now": utcnow()},
             )
         )
         assert ROUTED_INDEX in plan, plan

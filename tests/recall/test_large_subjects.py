@@ -20,6 +20,7 @@ import pytest
 from sqlalchemy import text
 
 from app.core import db, uow
+from app.core.models import utcnow
 from app.embeddings.runtime import embedder
 from app.memories import queries
 from app.memories.models import ROUTED_INDEX
@@ -69,7 +70,7 @@ PRICED_OUT_SORT = {"enable_sort": "off"}
 
 
 def _ask(subject: str, query: str) -> dict[str, Any]:
-    return {"subject": subject, "states": ["active"], "n": 40,
+    return {"subject": subject, "states": ["active"], "n": 40, "now": utcnow(),
             "embedding": embedder().embed_one(query)}
 
 
@@ -231,7 +232,7 @@ def test_forgetting_and_contradiction_searches_never_walk_the_index(
         plan = "\n".join(row[0] for row in session.execute(text(nearest_sql), {
             "embedding": candidates.vector_literal(ask["embedding"]), "tenant_id": seeded,
             "subject": "user:large", "states": ["active"], "excluded": [], "k": 5,
-            "max_distance": 0.5}))
+            "max_distance": 0.5, "now": ask["now"]}))
         assert HNSW not in plan, plan
         # And the exact list is the true top: every row's distance, sorted.
         exact = candidates.lists(session, **ask, exact=True).vector

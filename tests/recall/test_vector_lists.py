@@ -20,6 +20,7 @@ import pytest
 
 from app.core import db
 from app.core.celery_app import celery_app
+from app.core.models import utcnow
 from app.memories.models import EMBEDDING_DIMENSIONS
 from app.recall import candidates, tasks, vector_lists
 from bench.synthetic import QUERIES
@@ -362,7 +363,7 @@ def test_memories_changed_since_the_build_are_found_however_far_from_its_centroi
         (memory_id, "user:axes", "a new topic", _axis(100, toward={0: 0.3}, noise=noise))
         for memory_id in arrived])
     monkeypatch.setattr(candidates, "WALK_READS", 1)  # probes: the square root of the lists
-    ask = {"subject": "user:axes", "states": ["active"], "n": 40,
+    ask = {"subject": "user:axes", "states": ["active"], "n": 40, "now": utcnow(),
            "embedding": _axis(100, toward={1: 0.3, 0: -0.3})}
 
     with db.read_pipeline(tenant_id, settings=candidates.scan_settings()) as conn:

@@ -78,3 +78,31 @@ def test_the_application_reads_its_fence_and_cannot_lower_it(
         assert conn.execute("SELECT generation FROM forget_fence").fetchone() == (1,)
         with pytest.raises(psycopg.errors.InsufficientPrivilege):
             conn.execute("UPDATE forget_fence SET generation = 0")
+
+
+def test_an_expiry_set_or_brought_forward_raises_the_fence_and_one_put_off_does_not(
+    client: Any, tenant: dict[str, Any], owner_conn: Any
+) -> None:
+    """A replica that has not replayed a new expiry would recall the memory once its instant
+    passed: setting one, or moving it earlier, hides the memory as a forget does."""
+    from datetime import UTC, datetime, timedelta
+
+    app = tenant["app"]
+    memory = remember(client, app, SUBJECT, "Holds a museum pass valid this season")
+    soon = datetime.now(UTC) + timedelta(days=2)
+
+    def patch(expires_at: datetime | None, revision: int) -> None:
+        response = client.patch(
+            f"/v1/memories/{memory}",
+            json={"expires_at": None if expires_at is None else expires_at.isoformat()},
+            headers={**app, "If-Match": f'"{revision}"'})
+        assert response.status_code == 200, response.text
+
+    patch(soon, 1)
+    assert fence(owner_conn, tenant) == 1
+    patch(soon + timedelta(days=1), 2)  # put off: recalled for longer, nothing hidden
+    assert fence(owner_conn, tenant) == 1
+    patch(soon - timedelta(days=1), 3)
+    assert fence(owner_conn, tenant) == 2
+    patch(None, 4)  # cleared: nothing hidden
+    assert fence(owner_conn, tenant) == 2

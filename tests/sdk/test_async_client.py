@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import httpx
@@ -62,3 +63,23 @@ async def _staff_scenario(server: str, keys: dict[str, Any]) -> None:
 
 def test_the_async_client_changes_a_staff_role(server: str, keys: dict[str, Any]) -> None:
     asyncio.run(_staff_scenario(server, keys))
+
+
+async def _time_scenario(server: str, keys: dict[str, Any]) -> None:
+    async with AsyncLethe(server, keys["app"]) as lethe:
+        written = await lethe.memories.create(
+            "user:async-time", "Holds a season ticket.",
+            expires_at=datetime.now(UTC) + timedelta(days=30))
+        assert isinstance(written, MemoryWritten) and written.expires_at is not None
+        await asyncio.sleep(0.05)
+        before = datetime.now(UTC)
+        await asyncio.sleep(0.05)
+        await lethe.memories.correct(written, text="Holds a day ticket.")
+        then = await lethe.memories.get(written.id, as_of=before)
+        assert then.text == "Holds a season ticket." and then.revision == 1
+        recalled = await lethe.recall("user:async-time", "ticket", as_of=before)
+        assert [r.memory.text for r in recalled.results] == ["Holds a season ticket."]
+
+
+def test_the_async_client_takes_expiry_and_as_of(server: str, keys: dict[str, Any]) -> None:
+    asyncio.run(_time_scenario(server, keys))

@@ -181,3 +181,26 @@ def test_staff_roles_change_and_the_last_officer_stays(server: str, keys: dict[s
             app.staff.change_role(ada.id, "officer")
         officer.staff.remove(ada.id)
         assert [(m.id, m.role) for m in officer.staff.list()] == [(bob.id, "officer")]
+
+
+def test_expiry_and_as_of(server: str, keys: dict[str, Any]) -> None:
+    from datetime import UTC, datetime, timedelta
+
+    with Lethe(server, keys["app"]) as lethe:
+        until = datetime.now(UTC) + timedelta(seconds=3)
+        trip = lethe.memories.create("user:sdk-time", "Is in Tokyo for the fair.",
+                                     expires_at=until)
+        assert isinstance(trip, MemoryWritten) and trip.expires_at == until
+        time.sleep(0.05)
+        before = datetime.now(UTC)
+        time.sleep(0.05)
+        corrected = lethe.memories.correct(trip, text="Is in Kyoto for the fair.")
+        assert [r.memory.text for r in lethe.recall("user:sdk-time", "fair", as_of=before)
+                .results] == ["Is in Tokyo for the fair."]
+        assert lethe.memories.get(trip.id, as_of=before).text == "Is in Tokyo for the fair."
+        time.sleep(max(0.0, (until - datetime.now(UTC)).total_seconds()) + 0.05)
+        assert lethe.recall("user:sdk-time", "fair").results == []
+        cleared = lethe.memories.correct(corrected, expires_at=None)
+        assert cleared.expires_at is None
+        assert [r.memory.id for r in lethe.recall("user:sdk-time", "fair").results] == [
+            trip.id]

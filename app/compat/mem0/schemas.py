@@ -10,12 +10,12 @@ into cannot fail validation halfway through a request.
 from __future__ import annotations
 
 import uuid
-from datetime import datetime
+from datetime import UTC, date, datetime, time, timedelta
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
-from app.core.schemas import CleanStr, JsonInt, NonBlank
+from app.core.schemas import BodyTime, CleanStr, JsonInt, NonBlank
 from app.erasure.schemas import ErasureFiled
 from app.forgetting.schemas import SessionClosed
 from app.memories.schemas import TEXT_MAX, ClosedMetadata
@@ -66,9 +66,24 @@ class Mem0Scope(Mem0Body):
         return self
 
 
+def _expiration(value: Any) -> Any:
+    # mem0 names a day ("2026-12-31"): the memory holds through it, so it expires when the
+    # next day begins (UTC). A full time is taken as it is.
+    if isinstance(value, str) and len(value) == 10:
+        try:
+            day = date.fromisoformat(value)
+        except ValueError:
+            return value
+        return datetime.combine(day + timedelta(days=1), time(), tzinfo=UTC)
+    return value
+
+
 class Mem0Add(Mem0Scope):
     messages: list[Mem0Message] = Field(max_length=100, description="The conversation turns.")
     metadata: Metadata | None = Field(None, description="Stored with each memory.")
+    expiration_date: Annotated[BodyTime | None, BeforeValidator(_expiration)] = Field(
+        None, description="When the memories stop being true: a day (`YYYY-MM-DD`, expiring "
+        "as the next day begins, UTC) or a time; past → 422 (Lethe's `expires_at`).")
 
 
 class Mem0Search(Mem0Scope):

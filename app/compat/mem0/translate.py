@@ -69,7 +69,8 @@ def writes(body: Mem0Add) -> list[LetheCreate]:
         metadata[AGENT_KEY] = agent
     volatility = Volatility.working if body.run_id else Volatility.preferential
     return [LetheCreate(subject=subject, text=message.content, metadata=metadata,
-                        session=body.run_id, volatility=volatility)
+                        session=body.run_id, volatility=volatility,
+                        expires_at=body.expiration_date)
             for message in body.messages
             if message.role == STORED_ROLE and _stored_text(message.content)]
 
