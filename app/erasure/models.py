@@ -15,7 +15,16 @@ from datetime import datetime
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy import Boolean, CheckConstraint, Column, ForeignKey, Index, Integer, String
+from sqlalchemy import (
+    Boolean,
+    CheckConstraint,
+    Column,
+    ForeignKey,
+    Index,
+    Integer,
+    LargeBinary,
+    String,
+)
 from sqlalchemy import text as sa_text
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlmodel import Field, SQLModel
@@ -57,6 +66,9 @@ class ErasureRequest(SQLModel, table=True):
     )
     subject: str | None = Field(default=None, sa_column=Column(String(255)))
     subject_digest: str = Field(sa_column=Column(String(64), nullable=False))
+    # While open, `subject` is the subject's storage digest (app/keys/digests.py, what the
+    # cascade looks memories up by) and this its string sealed under its data key, for showing.
+    sealed_subject: bytes | None = Field(default=None, sa_column=Column(LargeBinary))
     status: str = Field(sa_column=Column(String(20), nullable=False))
     reason: str | None = Field(default=None, sa_column=Column(String(500)))
     requested_by: str | None = Field(default=None, sa_column=Column(String(200)))

@@ -113,6 +113,13 @@ class Memory(SQLModel, table=True):
         ),
     )
     source: str | None = Field(default=None, sa_column=Column(String(255)))
+    # `subject` and `source` are keyed digests (app/keys/digests.py); the strings, for showing,
+    # are these copies sealed under the subject's data key (app/memories/sealing.py). An
+    # erasure empties them with the key gone.
+    sealed_subject: bytes = Field(
+        default=b"", sa_column=Column(LargeBinary, nullable=False, server_default=sa_text("''")),
+    )
+    sealed_source: bytes | None = Field(default=None, sa_column=Column(LargeBinary))
     # The agent run that wrote it; closing the run evicts its working memories.
     session: str | None = Field(default=None, sa_column=Column(String(255)))
     depends_on: dict[str, Any] = Field(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from datetime import datetime
 
-from sqlalchemy import Column, ForeignKey, String, UniqueConstraint
+from sqlalchemy import Column, ForeignKey, LargeBinary, String, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
 from app.core.models import timestamp_field
@@ -29,5 +29,8 @@ class SourceExclusion(SQLModel, table=True):
     )
     source: str | None = Field(default=None, sa_column=Column(String(255)))
     source_digest: str = Field(sa_column=Column(String(64), nullable=False))
+    # The source string sealed under the tenant's sealing key (app/memories/sealing.py),
+    # `source` staying empty; an erasure of a subject citing it empties this too.
+    sealed_source: bytes | None = Field(default=None, sa_column=Column(LargeBinary))
     reason: str | None = Field(default=None, sa_column=Column(String(500)))
     created_at: datetime = timestamp_field()
