@@ -97,6 +97,7 @@ def _rename_later_keys(conn: Any, plain: set[tuple[uuid.UUID, str]]) -> None:
     destroyed once every sealed value naming it names the new one."""
     store = key_store()
     renamed: dict[str, str] = {}
+    moved: list[tuple[uuid.UUID, str]] = []
     for tenant_id, subject in sorted(plain, key=lambda pair: (str(pair[0]), pair[1])):
         digest = digests.subject_digest(tenant_id, subject)
         generation = 1
@@ -115,6 +116,7 @@ def _rename_later_keys(conn: Any, plain: set[tuple[uuid.UUID, str]]) -> None:
                 break
             store.create(tenant_id, new, raw)
             renamed[old] = new
+            moved.append((tenant_id, old))
             generation += 1
     for table, column in SEALED_JSON:
         for old, new in renamed.items():
@@ -127,11 +129,8 @@ def _rename_later_keys(conn: Any, plain: set[tuple[uuid.UUID, str]]) -> None:
     for old, new in renamed.items():
         conn.execute("UPDATE erasure_request SET data_key_id = %s WHERE data_key_id = %s",
                      (new, old))
-    for tenant_id, subject in plain:
-        for generation in range(1, 64):
-            old = _old_key_id(tenant_id, subject, generation)
-            if old in renamed:
-                store.destroy(tenant_id, old)
+    for tenant_id, old in moved:
+        store.destroy(tenant_id, old)
     if renamed:
         _progress("later data keys renamed", len(renamed), len(renamed))
     subjects.forget_cached()

@@ -3,14 +3,18 @@ shows them, and leaves no table file holding them."""
 
 from __future__ import annotations
 
+import secrets
 import uuid
 from typing import Any
 
 import psycopg
+import pytest
 from psycopg.rows import dict_row
 
 from app.core import migrations
-from app.keys import digests, subjects
+from app.keys import digests, subjects, tenant_keys
+from app.keys.configured import key_store
+from app.keys.errors import KeyDestroyed
 from app.memories import sealing
 from app.memories import store as memories
 from tests.core.test_migrations import scratch_runtime  # noqa: F401 (a fixture)
@@ -111,3 +115,49 @@ def test_subjects_and_sources_are_digested_sealed_and_the_old_pages_rewritten(
                                                     "source"), exclusion[1]) == EXCLUDED
 
         assert markers_in_tables(conn, TABLES, MARKERS) == {}
+
+
+def test_a_later_generation_key_is_found_by_its_new_id_and_the_old_one_destroyed(
+    scratch_runtime: Any,  # noqa: F811
+) -> None:
+    """A subject erased once and written again before 0028 has its second key under an ID
+    made of the subject itself; 0028 moves it under the ID made of the digest (where every
+    Opener looks), and destroys the old entry."""
+    migrations.upgrade(scratch_runtime, revision="0027_sealed_content")
+    tenant_id, subject = uuid.uuid4(), "user:again"
+    tenant_keys.create_tenant_key(tenant_id)
+    store = key_store()
+    digest = digests.subject_digest(tenant_id, subject)
+    store.create(tenant_id, digest, secrets.token_bytes(32))
+    store.destroy(tenant_id, digest)  # the first key, destroyed by an erasure
+    old = digests.subject_digest_with(tenant_keys.derived(tenant_id, b"key-id"),
+                                      f"{subject}\0{1}")
+    raw = store.create(tenant_id, old, secrets.token_bytes(32))
+    memory_id, version_id = uuid.uuid4(), uuid.uuid4()
+    sealed = subjects.SubjectKey(old, raw, 1).seal(
+        b"Moved to Braga.", aad=subjects.row_aad("memory_version", version_id, "text"))
+    with _connect(scratch_runtime) as conn:
+        with conn.transaction():
+            conn.execute("SELECT set_config('lethe.tenant_id', %s, true)", (str(tenant_id),))
+            conn.execute("INSERT INTO tenant (id, name) VALUES (%s, 'Again')", (tenant_id,))
+            conn.execute("INSERT INTO memory (id, tenant_id, subject, volatility, state,"
+                         " revision) VALUES (%s, %s, %s, 'preferential', 'active', 1)",
+                         (memory_id, tenant_id, subject))
+            conn.execute("INSERT INTO memory_version (id, tenant_id, memory_id, seq, sealed_text)"
+                         " VALUES (%s, %s, %s, 1, %s)", (version_id, tenant_id, memory_id, sealed))
+            conn.execute("UPDATE memory SET current_version_id = %s WHERE id = %s",
+                         (version_id, memory_id))
+        subjects.forget_cached()
+        migrations.upgrade(scratch_runtime)
+        key = subjects.subject_key(tenant_id, digest, create=False)
+        assert (key.key_id, key.generation) == (subjects.key_id_of(tenant_id, digest, 1), 1)
+        assert key.key_id != old
+        with pytest.raises(KeyDestroyed):
+            store.load(tenant_id, old)
+        with conn.cursor(row_factory=dict_row) as rows:
+            row = rows.execute(
+                f"SELECT {memories.PUBLIC_COLUMNS} FROM memory m JOIN memory_version v"
+                " ON v.id = m.current_version_id WHERE m.id = %s", (memory_id,)).fetchone()
+        assert row is not None
+        shown = memories.public(row)
+        assert (shown.subject, shown.text) == (subject, "Moved to Braga.")

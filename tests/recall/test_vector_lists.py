@@ -20,6 +20,7 @@ import pytest
 
 from app.core import db
 from app.core.celery_app import celery_app
+from app.keys import digests
 from app.memories.models import EMBEDDING_DIMENSIONS
 from app.recall import candidates, tasks, vector_lists
 from bench.synthetic import QUERIES
@@ -354,7 +355,7 @@ def test_memories_changed_since_the_build_are_found_however_far_from_its_centroi
         (uuid.uuid4(), "user:axes", f"cluster {index % 8}", _axis(index % 8, noise=noise))
         for index in range(2_400)])
     owner_conn.execute("UPDATE memory SET updated_at = now() - interval '1 hour'"
-                       " WHERE subject = 'user:axes'")
+                       " WHERE subject = %s", (digests.subject_digest(tenant_id, "user:axes"),))
     built = vector_lists.ensure(owner_conn)
     assert built is not None and built.lists == vector_lists.MIN_LISTS
     arrived = [uuid.uuid4() for _ in range(20)]
