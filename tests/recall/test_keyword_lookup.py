@@ -60,7 +60,8 @@ def _recall_ids(client: Any, tenant: dict[str, Any], query: str) -> list[str]:
 def _matches(conn: psycopg.Connection[Any], keyed: str, query: str, states: list[str] = LIVE,
              subject: str = SUBJECT) -> set[str]:
     """The function's matches for ``query``'s terms hashed under tenant ``keyed``'s key."""
-    rows = conn.execute(MATCHES_SQL, {"subject": subject, "states": states, "per_term": 1_000,
+    stored = digests.subject_digest(uuid.UUID(keyed), subject) if keyed else subject
+    rows = conn.execute(MATCHES_SQL, {"subject": stored, "states": states, "per_term": 1_000,
                                       "terms": bulk.terms(conn, keyed, subject, query)})
     return {str(row[0]) for row in rows}
 
@@ -183,8 +184,8 @@ def _keyword_list(conn: psycopg.Connection[Any], tenant_id: uuid.UUID, subject: 
     """Recall's keyword list in recall's transaction, and the index scans it took."""
     terms = bulk.terms(conn, tenant_id, subject, query)
     before = _scans(conn)
-    found = candidates.send(conn, subject=subject, states=["active"], n=40,
-                            terms=terms).result().keyword
+    found = candidates.send(conn, subject=digests.subject_digest(tenant_id, subject),
+                            states=["active"], n=40, terms=terms).result().keyword
     assert found is not None
     after = _scans(conn)
     return [str(memory_id) for memory_id, _ in found], {

@@ -77,10 +77,11 @@ def test_both_lists_ranked_here_are_the_databases(seeded: uuid.UUID) -> None:
         for subject in subjects:
             for query in queries:
                 terms = bulk.terms(conn, seeded, subject, query)
-                rows = small_subjects.send(conn, subject=subject, states=["active"],
+                stored = digests.subject_digest(seeded, subject)
+                rows = small_subjects.send(conn, subject=stored, states=["active"],
                                            terms=terms).result()
                 assert rows is not None and len(rows.ids) == len(texts)
-                ask = {"subject": subject, "states": ["active"], "n": 40}
+                ask = {"subject": stored, "states": ["active"], "n": 40}
                 keyword = bm25_lists.send(conn, **ask, terms=terms).result().keyword
                 here = rows.keyword(40)
                 assert keyword is not None
