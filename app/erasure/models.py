@@ -1,8 +1,9 @@
 """Erasure requests and the memories each one erases.
 
-A request keeps its plain `subject` only while it is open: completing it (or cancelling it)
-empties the column, and the subject survives as `subject_digest`, the tenant's keyed digest
-(`app/tenants/digests.py`). `erasure_target` is the cascade's checkpoint: one row per memory
+A request names its subject only while it is open, and then as memories store it (its keyed
+digest, `app/keys/digests.py`) beside a copy sealed under the subject's key: completing it (or
+cancelling it) empties both, and the subject survives as `subject_digest`, the receipt's keyed
+digest (`app/tenants/digests.py`). `erasure_target` is the cascade's checkpoint: one row per memory
 the plan found, marked done in the batch that erased it, so a redelivered task goes on from
 the first undone row and counts nothing twice.
 """

@@ -14,9 +14,10 @@ from app.core.models import timestamp_field
 class SourceExclusion(SQLModel, table=True):
     """A source whose every later write is refused, checked by its keyed digest.
 
-    An erasure of the subject empties `source` and keeps `source_digest`
-    (`app/tenants/digests.py`): a re-import of the same source is still refused, and the
-    name is gone.
+    The source is kept only sealed (`sealed_source`; `source` stays empty since migration
+    0028). An erasure of a subject citing it empties the sealed copy and keeps
+    `source_digest` (`app/tenants/digests.py`): a re-import of the same source is still
+    refused, and the name is gone.
     """
 
     __tablename__ = "source_exclusion"

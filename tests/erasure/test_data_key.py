@@ -149,3 +149,32 @@ def test_an_erasure_never_completes_without_destroying_the_key(
             subjects.subject_key(
                 uuid.UUID(tenant["id"]),
             digests.subject_digest(uuid.UUID(tenant["id"]), SUBJECT), create=False)
+
+
+def test_after_an_erasure_a_memory_read_by_id_shows_its_subject_and_source_as_erased(
+    client: Any, tenant: dict[str, Any], owner_conn: Any,
+) -> None:
+    """Before: the memory shows the subject and source it was written with (from their sealed
+    copies). After the erasure, its digests name no key that still exists and its copies are
+    empty: the tombstone shows the erasure's stand-ins, never the strings."""
+    written = client.post("/v1/memories", headers=tenant["app"], json={
+        "subject": SUBJECT, "text": "Allergic to tamarind", "source": "crm:ticket-9"})
+    assert written.status_code == 201, written.text
+    memory_id = written.json()["id"]
+    before = client.get(f"/v1/memories/{memory_id}", headers=tenant["app"]).json()
+    assert (before["subject"], before["source"]) == (SUBJECT, "crm:ticket-9")
+    filed = file(client, tenant["app"])
+    assert status(client, tenant["compliance"], filed["id"])["subject"] == SUBJECT
+    assert run(filed["id"], tenant["id"]) == "completed"
+    after = client.get(f"/v1/memories/{memory_id}", headers=tenant["app"])
+    if after.status_code == 200:  # a tombstone shown
+        assert after.json()["subject"].startswith("erased:"), after.json()
+        assert (after.json()["source"] or "erased:").startswith("erased:"), after.json()
+    else:
+        assert after.status_code in (404, 410), after.text
+    stored = owner_conn.execute(
+        "SELECT subject, source, sealed_subject, sealed_source FROM memory WHERE id = %s",
+        (memory_id,)).fetchone()
+    assert stored[0].startswith("erased:") and stored[1].startswith("erased:")
+    assert (bytes(stored[2]), stored[3]) == (b"", None)
+    assert status(client, tenant["compliance"], filed["id"])["subject"] is None
