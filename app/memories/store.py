@@ -573,6 +573,30 @@ def sources_of(session: Session, *, tenant_id: uuid.UUID, ids: Sequence[uuid.UUI
     return {row[0] for row in rows}
 
 
+_SOURCE_COPIES = sql(
+    "SELECT DISTINCT ON (source) id, tenant_id, subject, source, sealed_source FROM memory"
+    " WHERE tenant_id = :tenant_id AND source = ANY(CAST(:digests AS text[]))"
+    " AND sealed_source IS NOT NULL ORDER BY source, created_at DESC"
+)
+
+
+def source_names(session: Session, *, tenant_id: uuid.UUID, digests: Sequence[str]
+                 ) -> dict[str, str]:
+    """Sources by their stored digests, as strings: each from the sealed copy of a memory
+    that cites it (a source no memory's copy opens any more is left out)."""
+    if not digests:
+        return {}
+    session.flush()
+    opener = sealing.Opener()
+    found = {}
+    for row in session.execute(_SOURCE_COPIES, {"tenant_id": tenant_id,
+                                                "digests": sorted(set(digests))}):
+        shown = opener.source(row.tenant_id, row.subject, row.id, row.source, row.sealed_source)
+        if shown and shown != row.source and not shown.startswith("erased:"):
+            found[row.source] = shown
+    return found
+
+
 _RENAME_SUBJECT = sql(
     "UPDATE memory SET subject = :marker, sealed_subject = '', sealed_source = NULL"
     " WHERE tenant_id = :tenant_id"
