@@ -13,7 +13,9 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
+from app.keys import digests
 from app.memories import sealing, search_terms
+from bench import sealed
 
 
 @dataclass(frozen=True)
@@ -93,11 +95,37 @@ def _memories(conn: Any, tenant: str, subject: str, count: int, versions: int, w
     ids = [row[0] for row in conn.execute(_MEMORIES, {
         "tenant": tenant, "subject": subject, "count": count, "spread": spread,
         "sourced": sourced})]
+    _digest(conn, uuid.UUID(tenant), ids)
     params = {"tenant": tenant, "ids": ids, "versions": versions, "word": word}
     conn.execute(_VERSIONS, {"tenant": tenant, **_sealed(conn, uuid.UUID(tenant), list(
         conn.execute(_TEXTS, params)))})
     conn.execute(_CURRENT, params)
     return ids
+
+
+def _digest(conn: Any, tenant_id: uuid.UUID, ids: list[uuid.UUID]) -> None:
+    """The memories' subjects and sources as the store keeps them: digests, sealed copies."""
+    rows = conn.execute("SELECT id, subject, source FROM memory WHERE id = ANY(%s)",
+                        (ids,)).fetchall()
+    columns: dict[str, list[Any]] = {name: [] for name in (
+        "ids", "subjects", "sealed_subjects", "sources", "sealed_sources")}
+    for memory_id, subject, source in rows:
+        digest, sealed_subject = sealed.subject(tenant_id, memory_id, subject)
+        for name, value in zip(columns, (
+                memory_id, digest, sealed_subject, digests.optional_source(tenant_id, source),
+                sealing.seal_source(tenant_id, digest, memory_id, source)), strict=True):
+            columns[name].append(value)
+    conn.execute(_DIGESTED, columns)
+
+
+_DIGESTED = """
+UPDATE memory m SET subject = u.subject, sealed_subject = u.sealed_subject,
+       source = u.source, sealed_source = u.sealed_source
+FROM unnest(%(ids)s::uuid[], %(subjects)s::text[], %(sealed_subjects)s::bytea[],
+            %(sources)s::text[], %(sealed_sources)s::bytea[])
+     AS u(id, subject, sealed_subject, source, sealed_source)
+WHERE m.id = u.id
+"""
 
 
 def _sealed(conn: Any, tenant_id: uuid.UUID, rows: list[Any]) -> dict[str, list[Any]]:

@@ -326,13 +326,15 @@ def _copy(conn: psycopg.Connection[Any], tenant_id: uuid.UUID, seeds: list[Seed]
         for seed in seeds:
             memory_id, version_id = seed.id or uuid.uuid4(), uuid.uuid4()
             at = NOW - timedelta(days=seed.age_days)
-            memories.append((memory_id, tenant_id, seed.subject, seed.volatility, seed.state, 1,
+            memories.append((memory_id, tenant_id, *sealed.subject(tenant_id, memory_id,
+                                                                   seed.subject),
+                             seed.volatility, seed.state, 1,
                              version_id, json.dumps(seed.depends_on or {}), at, at, at, at))
             versions.append((version_id, tenant_id, memory_id, seed.subject, seed.text,
                              None if seed.embedding is None
                              else vector_literal(list(seed.embedding))))
-        with cur.copy("COPY memory (id, tenant_id, subject, volatility, state, revision,"
-                      " current_version_id, depends_on, created_at, updated_at,"
+        with cur.copy("COPY memory (id, tenant_id, subject, sealed_subject, volatility, state,"
+                      " revision, current_version_id, depends_on, created_at, updated_at,"
                       " last_validated_at, state_changed_at) FROM STDIN") as copy:
             for row in memories:
                 copy.write_row(row)

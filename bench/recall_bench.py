@@ -249,7 +249,9 @@ def _seed(owner: str, tenant_id: uuid.UUID, texts: Iterator[str], count: int, su
                 memory_id, version_id = uuid.uuid4(), uuid.uuid4()
                 subject = f"user:{(done + offset) % subjects:05d}"
                 written = now - timedelta(days=history.uniform(1, 365))
-                memory_rows.append((memory_id, tenant_id, subject, "preferential", "active", 1,
+                memory_rows.append((memory_id, tenant_id,
+                                    *sealed.subject(tenant_id, memory_id, subject),
+                                    "preferential", "active", 1,
                                     version_id, written, written, written, written))
                 version_rows.append((version_id, tenant_id, memory_id, subject, text,
                                      vector_literal(vector), written))
@@ -258,9 +260,10 @@ def _seed(owner: str, tenant_id: uuid.UUID, texts: Iterator[str], count: int, su
                 # off for the load. The versions' are on, and so is the trigger that routes
                 # each version by its memory's subject (migration 0014).
                 cur.execute("SET session_replication_role = replica")
-                with cur.copy("COPY memory (id, tenant_id, subject, volatility, state, revision,"
-                              " current_version_id, created_at, updated_at, state_changed_at,"
-                              " last_validated_at) FROM STDIN") as copy:
+                with cur.copy("COPY memory (id, tenant_id, subject, sealed_subject,"
+                              " volatility, state, revision, current_version_id, created_at,"
+                              " updated_at, state_changed_at, last_validated_at) FROM STDIN"
+                              ) as copy:
                     for row in memory_rows:
                         copy.write_row(row)
                 cur.execute("SET session_replication_role = origin")

@@ -149,7 +149,7 @@ def _texts(node: ComponentNode) -> tuple[str, str, str]:
             return f"memory {node.ref[:8]}…", "forgotten (tombstone)", "forgotten"
         return f"memory {node.ref[:8]}…", _short(node.snippet or "", SNIPPET_CHARS), "memory"
     if node.kind == "source":
-        return _short(f"source: {node.ref}", LABEL_CHARS), "", "source"
+        return _short(f"source: {node.snippet or node.ref}", LABEL_CHARS), "", "source"
     return f"{node.kind} {node.ref[:8]}…", "", node.kind
 
 

@@ -16,6 +16,7 @@ from psycopg.types.json import Jsonb
 from sqlalchemy.dialects.postgresql import JSONB
 
 from app.core import db
+from app.keys import digests
 from app.memories import sealing, search_terms
 
 revision: str = "0027_sealed_content"
@@ -61,6 +62,13 @@ def upgrade() -> None:
         op.execute(f"ALTER TABLE {table} FORCE ROW LEVEL SECURITY")
 
 
+def _key(tenant_id: Any, subject: str) -> str:
+    """What names the subject's data key: its digest (the subject was still in clear here;
+    0028 stores the digest in its place). An erasure's stand-in names none: its rows hold
+    nothing to seal."""
+    return digests.subject_digest(tenant_id, subject)
+
+
 def _progress(what: str, done: int, total: int) -> None:
     log.info("Sealing %s: %d of %d", what, done, total)
 
@@ -79,9 +87,9 @@ def _seal_versions(conn: Any) -> None:
         ids, sealed, documents = [], [], []
         for (version_id, tenant_id, subject, text), lexemes in zip(rows, terms, strict=True):
             ids.append(version_id)
-            sealed.append(sealing.seal_text(tenant_id, subject, version_id, text))
+            sealed.append(sealing.seal_text(tenant_id, _key(tenant_id, subject), version_id, text))
             documents.append(search_terms.document(
-                sealing.key_for_writing(tenant_id, subject), lexemes) if lexemes else "")
+                sealing.key_for_writing(tenant_id, _key(tenant_id, subject)), lexemes) if lexemes else "")
         # The triggers of 0021 move each live memory's statistics from its words to its
         # hashes as its current version's search terms change.
         conn.execute(
@@ -107,7 +115,7 @@ def _seal_metadata(conn: Any) -> None:
             "UPDATE memory m SET sealed_metadata = u.sealed"
             " FROM unnest(%s::uuid[], %s::bytea[]) AS u(id, sealed) WHERE m.id = u.id",
             ([row[0] for row in rows],
-             [sealing.seal_metadata(tenant_id, subject, memory_id, metadata)
+             [sealing.seal_metadata(tenant_id, _key(tenant_id, subject), memory_id, metadata)
               for memory_id, tenant_id, subject, metadata in rows]))
         after = rows[-1][0]
         done += len(rows)
@@ -124,7 +132,7 @@ def _seal_abouts(conn: Any) -> None:
             "UPDATE retraction r SET sealed_about = u.sealed"
             " FROM unnest(%s::uuid[], %s::bytea[]) AS u(id, sealed) WHERE r.id = u.id",
             ([row[0] for row in batch],
-             [sealing.seal_about(tenant_id, subject, retraction_id, about)
+             [sealing.seal_about(tenant_id, _key(tenant_id, subject), retraction_id, about)
               for retraction_id, tenant_id, subject, about in batch]))
         _progress("retraction phrases", start + len(batch), len(rows))
 
@@ -146,17 +154,17 @@ def downgrade() -> None:
             "SELECT v.id, m.tenant_id, m.subject, v.sealed_text FROM memory_version v"
             " JOIN memory m ON m.id = v.memory_id").fetchall():
         conn.execute("UPDATE memory_version SET text = %s WHERE id = %s",
-                     (sealing.open_text(tenant_id, subject, version_id, sealed), version_id))
+                     (sealing.open_text(tenant_id, _key(tenant_id, subject), version_id, sealed), version_id))
     for memory_id, tenant_id, subject, sealed in conn.execute(
             "SELECT id, tenant_id, subject, sealed_metadata FROM memory"
             " WHERE sealed_metadata <> ''").fetchall():
         conn.execute("UPDATE memory SET metadata = %s WHERE id = %s", (
-            Jsonb(sealing.open_metadata(tenant_id, subject, memory_id, sealed)), memory_id))
+            Jsonb(sealing.open_metadata(tenant_id, _key(tenant_id, subject), memory_id, sealed)), memory_id))
     for retraction_id, tenant_id, subject, sealed in conn.execute(
             "SELECT id, tenant_id, subject, sealed_about FROM retraction"
             " WHERE sealed_about IS NOT NULL").fetchall():
         conn.execute("UPDATE retraction SET about = %s WHERE id = %s",
-                     (sealing.open_about(tenant_id, subject, retraction_id, sealed),
+                     (sealing.open_about(tenant_id, _key(tenant_id, subject), retraction_id, sealed),
                       retraction_id))
     op.alter_column("memory_version", "text", nullable=False)
     op.drop_column("memory_version", "sealed_text")

@@ -26,7 +26,8 @@ from app.access.schemas import (
 )
 from app.audit import service as audit
 from app.forgetting import retractions
-from app.memories import queries
+from app.keys import digests
+from app.memories import queries, sealing
 from app.memories.models import Memory, MemoryState, ProvenanceEdge
 from app.sources import service as sources
 
@@ -35,15 +36,20 @@ def build(
     session: Session, *, tenant_id: uuid.UUID, subject: str, request_id: uuid.UUID,
     now: datetime,
 ) -> AccessExportDocument:
+    shown_subject, subject = subject, digests.subject_digest(tenant_id, subject)
     memories = queries.of_subject(session, tenant_id=tenant_id, subject=subject)
+    opener = sealing.Opener()
+    names = {memory.source: queries.source_of(memory, opener)
+             for memory in memories if memory.source}
     ids = {memory.id for memory in memories}
     versions: dict[uuid.UUID, list[queries.OpenedVersion]] = defaultdict(list)
     for version in queries.versions_of_subject(session, tenant_id=tenant_id, subject=subject):
         versions[version.memory_id].append(version)
     edges = queries.edges_of_subject(session, tenant_id=tenant_id, subject=subject)
-    provenance = _provenance(edges, ids)
+    provenance = _provenance(edges, ids, names)
     live = [memory for memory in memories if memory.state != MemoryState.forgotten]
-    shown = [_memory(memory, versions[memory.id], provenance[memory.id]) for memory in live]
+    shown = [_memory(memory, versions[memory.id], provenance[memory.id], names)
+             for memory in live]
     tombstones = [ExportTombstone(id=memory.id, created_at=memory.created_at,
                                   forgotten_at=memory.state_changed_at)
                   for memory in memories if memory.state == MemoryState.forgotten]
@@ -54,11 +60,11 @@ def build(
                                                  subject=subject)]
     cited = {memory.source for memory in memories if memory.source} | {
         edge.parent_ref for edge in edges if edge.parent_kind == "source" and edge.child_id in ids}
-    exclusions = sources.naming(session, tenant_id=tenant_id, sources=cited)
+    exclusions = sources.naming(session, tenant_id=tenant_id, digests=cited)
     trail = audit.about_targets(session, tenant_id=tenant_id, target_kind="memory",
                                 target_ids=[str(memory.id) for memory in memories])
     return AccessExportDocument(
-        request_id=request_id, tenant_id=tenant_id, subject=subject, generated_at=now,
+        request_id=request_id, tenant_id=tenant_id, subject=shown_subject, generated_at=now,
         counts=ExportCounts(
             memories=len(shown), forgotten=len(tombstones),
             versions=sum(len(memory.versions) for memory in shown), retractions=len(records),
@@ -69,11 +75,13 @@ def build(
 
 
 def _memory(
-    memory: Memory, versions: list[queries.OpenedVersion], provenance: ExportProvenance
+    memory: Memory, versions: list[queries.OpenedVersion], provenance: ExportProvenance,
+    names: dict[str, str | None],
 ) -> ExportMemory:
     return ExportMemory(
         id=memory.id, state=MemoryState(memory.state), volatility=memory.volatility,
-        key=memory.key, source=memory.source, depends_on=memory.depends_on,
+        key=memory.key, source=names.get(memory.source or "", memory.source),
+        depends_on=memory.depends_on,
         metadata=queries.metadata_of(memory), flags=memory.flags, revision=memory.revision,
         superseded_by=memory.superseded_by, current_version_id=memory.current_version_id,
         created_at=memory.created_at, updated_at=memory.updated_at,
@@ -85,9 +93,10 @@ def _memory(
 
 
 def _provenance(
-    edges: list[ProvenanceEdge], subject_ids: set[uuid.UUID]
+    edges: list[ProvenanceEdge], subject_ids: set[uuid.UUID], names: dict[str, str | None]
 ) -> dict[uuid.UUID, ExportProvenance]:
-    """Each of the subject's memories' edges; an edge to another subject's memory counted."""
+    """Each of the subject's memories' edges; an edge to another subject's memory counted;
+    a source by its string (``names``: digest → string, from the memories' sealed copies)."""
     found: dict[uuid.UUID, ExportProvenance] = defaultdict(
         lambda: ExportProvenance(parents=[], children=[], parents_elsewhere=0,
                                  children_elsewhere=0))
@@ -96,7 +105,9 @@ def _provenance(
         if edge.child_id in subject_ids:
             mine = found[edge.child_id]
             if edge.parent_kind == "source" or parent in subject_ids:
-                mine.parents.append(ExportEdge(kind=edge.parent_kind, ref=edge.parent_ref,
+                ref = (names.get(edge.parent_ref) or edge.parent_ref
+                       if edge.parent_kind == "source" else edge.parent_ref)
+                mine.parents.append(ExportEdge(kind=edge.parent_kind, ref=ref,
                                                created_at=edge.created_at))
             else:
                 mine.parents_elsewhere += 1

@@ -17,7 +17,8 @@ class AccessExport(SQLModel, table=True):
     """One finished export: the subject's data as of `created_at`.
 
     It is subject data in full (texts included), so it lives here, not in the operation's
-    stored answer or result: an erasure of the subject deletes it by `subject`, and it goes
+    stored answer or result: an erasure of the subject deletes it by `subject` (the subject's
+    keyed digest, `app/keys/digests.py`), and it goes
     with its operation record when that is pruned (or at `expires_at`, whichever is first).
     """
 

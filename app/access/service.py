@@ -19,6 +19,7 @@ from app.audit import service as audit
 from app.idempotency import store as operations
 from app.idempotency.keys import Claim
 from app.idempotency.models import Operation, OperationStatus
+from app.keys import digests
 
 EXPORT_TASK = "access.export"
 KIND = operations.job_kind("access_request", EXPORT_TASK)
@@ -69,7 +70,8 @@ def run(session: Session, *, tenant_id: uuid.UUID, operation_id: uuid.UUID,
     document = export.build(session, tenant_id=tenant_id, subject=subject,
                             request_id=operation_id, now=now)
     # Kept as long as the operation record answers: pruning the record takes it along.
-    store.add(session, tenant_id=tenant_id, operation_id=operation_id, subject=subject,
+    store.add(session, tenant_id=tenant_id, operation_id=operation_id,
+              subject=digests.subject_digest(tenant_id, subject),
               body=document.model_dump(mode="json"), expires_at=operation.expires_at)
     counts = document.counts.model_dump()
     operations.succeed(session, operation, {

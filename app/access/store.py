@@ -24,8 +24,9 @@ def add(
     session: Session, *, tenant_id: uuid.UUID, operation_id: uuid.UUID, subject: str,
     body: dict[str, Any], expires_at: datetime,
 ) -> AccessExport:
+    """Keep an export (``subject``: the subject's digest, as stored)."""
     export = AccessExport(operation_id=operation_id, tenant_id=tenant_id, subject=subject,
-                          body=sealed_json.seal(tenant_id, subject, body,
+                          body=sealed_json.seal(tenant_id, None, body, digest=subject,
                                                 aad=_aad(operation_id)),
                           created_at=utcnow(), expires_at=expires_at)
     session.add(export)

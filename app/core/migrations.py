@@ -37,8 +37,14 @@ def head_revision() -> str | None:
 # Revisions that leave the old plaintext of rows they sealed in dead tuples of these tables.
 # A rewrite in the migration's own transaction must keep them (that transaction deleted
 # them, and could still roll back), so the tables are rewritten once it has committed.
-REWRITTEN_AFTER = {"0027_sealed_content": (
-    "memory", "memory_version", "retraction", "subject_term", "subject_text")}
+REWRITTEN_AFTER = {
+    "0027_sealed_content": (
+        "memory", "memory_version", "retraction", "subject_term", "subject_text"),
+    "0030_digested_subjects": (
+        "memory", "memory_version", "provenance_edge", "retraction", "legal_hold",
+        "access_export", "erasure_request", "source_exclusion", "subject_text",
+        "subject_term", "operation"),
+}
 
 
 def upgrade(runtime: Runtime, *, manage_role: bool = True, revision: str = "head") -> None:

@@ -171,9 +171,9 @@ def erase_rest(session: Session, request: ErasureRequest) -> None:
     own = store.done(session, request_id=request.id, own_only=True)
     every = store.done(session, request_id=request.id, own_only=False)
     marker = digests.marker(request.subject_digest)
-    key = digests.key_of(session, tenant_id)
-    plain = memories.sources_of(session, tenant_id=tenant_id, ids=own)
-    hashed = {source: digests.digest_with(key, source) for source in plain}
+    # Memories store their sources as the digests exclusions name them by.
+    hashed = {source: source for source in memories.sources_of(
+        session, tenant_id=tenant_id, ids=own) if not source.startswith(digests.MARKER)}
     counts = dict(request.counts)
     counts["source_exclusions"] = counts.get("source_exclusions", 0) + sources.exclude_digests(
         session, tenant_id=tenant_id, hashed=set(hashed.values()), reason=REASON, actor=ACTOR)
@@ -181,7 +181,7 @@ def erase_rest(session: Session, request: ErasureRequest) -> None:
         session, tenant_id=tenant_id, subject=subject, marker=marker
     ) + retractions.erase_about_of(session, tenant_id=tenant_id, memory_ids=every)
     failed, redacted = operations.erase_mentions(
-        session, needle=json.dumps(subject, ensure_ascii=False),
+        session, needle=json.dumps(service.subject_of(request) or subject, ensure_ascii=False),
         key_id=subject_keys.current_key_id(tenant_id, subject), memory_ids=every)
     counts["operations"] = counts.get("operations", 0) + failed
     counts["idempotency_records"] = counts.get("idempotency_records", 0) + redacted
@@ -200,13 +200,15 @@ def complete(session: Session, request: ErasureRequest) -> None:
     announced."""
     if request.subject is not None:
         _destroy_data_key(session, request, request.subject)
-        key = digests.key_of(session, request.tenant_id)
         own = store.done(session, request_id=request.id, own_only=True)
-        plain = memories.sources_of(session, tenant_id=request.tenant_id, ids=own)
+        # The tombstones' sources are markers by now; their edges and exclusions name the
+        # digests the holds do.
+        cited = memories.sources_of(session, tenant_id=request.tenant_id, ids=own)
+        hashed = {source.removeprefix(digests.MARKER) for source in cited}
         holds.anonymize_released(
             session, tenant_id=request.tenant_id, subject=request.subject,
             subject_marker=digests.marker(request.subject_digest),
-            source_markers={p: digests.marker(digests.digest_with(key, p)) for p in plain})
+            source_markers={h: digests.marker(h) for h in hashed})
     states.move(session, request, E.completed, actor=ACTOR)
     webhooks.emit_each(session, tenant_id=request.tenant_id, event=WebhookEvent.erasure_completed,
                        payloads=[{"erasure_request_id": str(request.id),

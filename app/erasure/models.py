@@ -1,8 +1,9 @@
 """Erasure requests and the memories each one erases.
 
-A request keeps its plain `subject` only while it is open: completing it (or cancelling it)
-empties the column, and the subject survives as `subject_digest`, the tenant's keyed digest
-(`app/tenants/digests.py`). `erasure_target` is the cascade's checkpoint: one row per memory
+A request names its subject only while it is open, and then as memories store it (its keyed
+digest, `app/keys/digests.py`) beside a copy sealed under the subject's key: completing it (or
+cancelling it) empties both, and the subject survives as `subject_digest`, the receipt's keyed
+digest (`app/tenants/digests.py`). `erasure_target` is the cascade's checkpoint: one row per memory
 the plan found, marked done in the batch that erased it, so a redelivered task goes on from
 the first undone row and counts nothing twice.
 """
@@ -15,7 +16,16 @@ from datetime import datetime
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy import Boolean, CheckConstraint, Column, ForeignKey, Index, Integer, String
+from sqlalchemy import (
+    Boolean,
+    CheckConstraint,
+    Column,
+    ForeignKey,
+    Index,
+    Integer,
+    LargeBinary,
+    String,
+)
 from sqlalchemy import text as sa_text
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlmodel import Field, SQLModel
@@ -57,6 +67,9 @@ class ErasureRequest(SQLModel, table=True):
     )
     subject: str | None = Field(default=None, sa_column=Column(String(255)))
     subject_digest: str = Field(sa_column=Column(String(64), nullable=False))
+    # While open, `subject` is the subject's storage digest (app/keys/digests.py, what the
+    # cascade looks memories up by) and this its string sealed under its data key, for showing.
+    sealed_subject: bytes | None = Field(default=None, sa_column=Column(LargeBinary))
     status: str = Field(sa_column=Column(String(20), nullable=False))
     reason: str | None = Field(default=None, sa_column=Column(String(500)))
     requested_by: str | None = Field(default=None, sa_column=Column(String(200)))

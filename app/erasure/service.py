@@ -31,10 +31,13 @@ from app.erasure.schemas import (
     Progress,
     Receipt,
 )
+from app.keys import digests as subject_digests
+from app.memories import sealing
 from app.tenant_settings import service as tenant_settings
 from app.tenants import digests
 
 RUN_TASK = "erasure.run"
+TABLE = "erasure_request"
 # Statuses whose request has a receipt: what was erased so far is final for these.
 WITH_RECEIPT = (ErasureStatus.completed, ErasureStatus.on_hold, ErasureStatus.awaiting_artifacts)
 
@@ -57,8 +60,14 @@ def file(
     now = utcnow()
     status = (ErasureStatus.pending_approval if settings.require_approval
               else ErasureStatus.pending)
+    # While open the request names the subject as memories store it (the digest its cascade
+    # looks them up by), the string kept sealed under its key for showing.
+    stored = subject_digests.subject_digest(tenant_id, body.subject)
+    request_id = request_id or uuid.uuid4()
     request = ErasureRequest(
-        id=request_id or uuid.uuid4(), tenant_id=tenant_id, subject=body.subject,
+        id=request_id, tenant_id=tenant_id, subject=stored,
+        sealed_subject=sealing.seal(tenant_id, stored, (TABLE, request_id, "subject"),
+                                    body.subject),
         subject_digest=hashed, status=status.value, reason=body.reason,
         requested_by=body.requested_by, filed_by=actor, created_at=now,
         due_at=now + timedelta(days=settings.due_days),
@@ -162,7 +171,7 @@ def public(session: Session, request: ErasureRequest, *, with_receipt: bool = Tr
     status = ErasureStatus(request.status)
     shown = receipts.build(session, request) if with_receipt and status in WITH_RECEIPT else None
     return ErasureRequestPublic(
-        id=request.id, subject=request.subject, subject_digest=request.subject_digest,
+        id=request.id, subject=subject_of(request), subject_digest=request.subject_digest,
         status=status, reason=request.reason, requested_by=request.requested_by,
         due_at=request.due_at, overdue=status in OPEN and request.due_at < utcnow(),
         created_at=request.created_at, approved_at=request.approved_at,
@@ -173,8 +182,17 @@ def public(session: Session, request: ErasureRequest, *, with_receipt: bool = Tr
     )
 
 
+def subject_of(request: ErasureRequest) -> str | None:
+    """The subject an open request names, as the filing gave it (None once it is closed)."""
+    if request.subject is None:
+        return None
+    return sealing.Opener().name(request.tenant_id, request.subject,
+                                 (TABLE, request.id, "subject"), request.subject,
+                                 request.sealed_subject)
+
+
 def _filed(request: ErasureRequest) -> ErasureFiled:
-    return ErasureFiled(id=request.id, subject=request.subject,
+    return ErasureFiled(id=request.id, subject=subject_of(request),
                         status=ErasureStatus(request.status), due_at=request.due_at,
                         created_at=request.created_at)
 

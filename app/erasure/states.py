@@ -54,7 +54,8 @@ def move(
     if to is not E.failed:
         request.error = None
     if to in (E.completed, E.cancelled):
-        request.subject = None  # from here on the subject is its digest only
+        # From here on the subject is its receipt digest only.
+        request.subject = request.sealed_subject = None
     session.add(request)
     session.flush()
     audit.record(session, tenant_id=request.tenant_id, actor=actor, action=f"erasure.{to.value}",

@@ -28,6 +28,7 @@ from app.forgetting import topics as sentence_rules
 from app.forgetting.forget import after_forget, forget_one
 from app.forgetting.schemas import DescribeResult, SkippedPublic, StruckPublic
 from app.holds import service as holds
+from app.keys import digests
 from app.memories import queries, search_terms, store
 from app.memories.lifecycle import Strike, destroy_content, transition
 from app.memories.models import LIVE_STATES, Memory, MemoryState
@@ -118,6 +119,7 @@ def prepare(
     """Phases 1 and 2: plan what ``about`` describes among ``subject``'s live memories and
     embed the struck texts, before the caller's transaction opens."""
     [about_embedding] = embed([about])
+    subject = digests.subject_digest(tenant_id, subject)  # as memories store it, from here on
     with uow.unit_of_work(tenant_id) as read:
         targets = _plan(read, tenant_id=tenant_id, subject=subject, about=about,
                         embedding=about_embedding, max_targets=max_targets, redact=delete)
@@ -275,7 +277,8 @@ def _apply(
             _strike(session, memory, target, delete=delete, actor=actor)
             outcome.struck.append(Struck(memory.id, target.struck_sentences))
         if exclude_source and memory.source is not None:
-            sources.exclude(session, tenant_id=tenant_id, source=memory.source, reason=REASON,
+            sources.exclude(session, tenant_id=tenant_id,
+                            source=queries.source_of(memory) or memory.source, reason=REASON,
                             actor=actor)
     after_forget(session, tenant_id=tenant_id, memory_ids=outcome.forgotten, actor=actor)
     retraction = retractions.record(session, tenant_id=tenant_id, subject=subject, about=about,

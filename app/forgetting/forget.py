@@ -10,7 +10,7 @@ from sqlmodel import Session
 
 from app.forgetting import cascade, retractions
 from app.forgetting.errors import ForgetsNothing, NoSourceToExclude
-from app.memories import store
+from app.memories import queries, store
 from app.memories.errors import MemoryNotFound
 from app.memories.lifecycle import destroy_content
 from app.memories.models import Memory, MemoryState
@@ -50,9 +50,9 @@ def forget_memory(
             if not delete and require_source:
                 raise NoSourceToExclude("Nothing to exclude: the memory cites no source.")
         else:
-            sources.exclude(session, tenant_id=tenant_id, source=memory.source,
+            excluded = queries.source_of(memory)  # stored: its digest; this, the string
+            sources.exclude(session, tenant_id=tenant_id, source=excluded or memory.source,
                             reason=reason, actor=actor)
-            excluded = memory.source
     if memory.state == MemoryState.forgotten:
         return ForgetOutcome(memory.id, forgotten=True, excluded_source=excluded,
                              retraction_id=None, already_forgotten=True)

@@ -28,6 +28,7 @@ class Retraction(SQLModel, table=True):
     tenant_id: uuid.UUID = Field(
         sa_column=Column(ForeignKey("tenant.id", ondelete="CASCADE"), nullable=False)
     )
+    # The subject's keyed digest (app/keys/digests.py), as memories store it.
     subject: str = Field(sa_column=Column(String(255), nullable=False))
     # The phrase sealed under the subject's data key (`retractions.about_of`); None: none.
     sealed_about: bytes | None = Field(default=None, sa_column=Column(LargeBinary))

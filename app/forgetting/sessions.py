@@ -21,6 +21,7 @@ from sqlmodel import Session
 
 from app.forgetting import forget
 from app.forgetting.schemas import HeldMemory, SessionClosed
+from app.keys import digests
 from app.memories import store
 from app.memories.lifecycle import tombstone
 from app.memories.models import Volatility
@@ -43,7 +44,8 @@ def close(session: Session, *, tenant_id: uuid.UUID, name: str, actor: str,
     ``subject``, only that subject's memories of the run are looked at.
 
     Closing again evicts what was written to the run since, and otherwise nothing."""
-    rows = store.lock_session(session, tenant_id=tenant_id, name=name, subject=subject)
+    rows = store.lock_session(session, tenant_id=tenant_id, name=name,
+                              subject=digests.optional_subject(tenant_id, subject))
     working = [memory for memory in rows if memory.volatility == Volatility.working.value]
     held = store.held_by(session, tenant_id=tenant_id, ids=[memory.id for memory in working])
     evicted = [memory for memory in working if memory.id not in held]

@@ -6,7 +6,7 @@ import enum
 import uuid
 from datetime import datetime
 
-from sqlalchemy import CheckConstraint, Column, ForeignKey, Index, String
+from sqlalchemy import CheckConstraint, Column, ForeignKey, Index, LargeBinary, String
 from sqlalchemy import text as sa_text
 from sqlmodel import Field, SQLModel
 
@@ -41,6 +41,10 @@ class LegalHold(SQLModel, table=True):
     scope: str = Field(sa_column=Column(String(20), nullable=False))
     subject: str | None = Field(default=None, sa_column=Column(String(255)))
     source: str | None = Field(default=None, sa_column=Column(String(255)))
+    # `subject` and `source` are keyed digests (app/keys/digests.py); these are the strings,
+    # sealed (the subject under its data key, the source under the tenant's sealing key).
+    sealed_subject: bytes | None = Field(default=None, sa_column=Column(LargeBinary))
+    sealed_source: bytes | None = Field(default=None, sa_column=Column(LargeBinary))
     reason: str = Field(sa_column=Column(String(500), nullable=False))
     case_ref: str | None = Field(default=None, sa_column=Column(String(200)))
     created_at: datetime = timestamp_field()

@@ -29,7 +29,9 @@ from app.holds.schemas import (
     SubjectHoldCreate,
     SubjectScope,
 )
+from app.keys import digests
 from app.memories import queries as memory_queries
+from app.memories import sealing
 from app.memories import store as memories
 from app.memories.errors import InvalidReference
 from app.memories.models import MemoryState
@@ -65,11 +67,16 @@ def place(
     scope = (HoldScope.subject if isinstance(body, SubjectHoldCreate)
              else HoldScope.memory_ids if isinstance(body, MemoryIdsHoldCreate)
              else HoldScope.source)
+    subject, source = getattr(body, "subject", None), getattr(body, "source", None)
     hold = LegalHold(
         id=hold_id or uuid.uuid4(), tenant_id=tenant_id, scope=scope.value,
-        subject=getattr(body, "subject", None), source=getattr(body, "source", None),
+        # Stored as their digests, as memories store theirs; the strings kept sealed.
+        subject=digests.optional_subject(tenant_id, subject),
+        source=digests.optional_source(tenant_id, source),
         reason=body.reason, case_ref=body.case_ref, created_by=actor,
     )
+    hold.sealed_subject, hold.sealed_source = sealing.seal_hold_names(
+        tenant_id, hold.id, subject, source)
     store.insert(session, hold, memory_ids=memory_ids)
     # Names no subject or source: the audit chain outlives erasures, the hold's row does not
     # have to.
@@ -162,9 +169,13 @@ def _public(
 ) -> LegalHoldPublic:
     scope: SubjectScope | MemoryIdsScope | SourceScope
     if hold.scope == HoldScope.subject:
-        scope = SubjectScope(subject=hold.subject or "")
+        scope = SubjectScope(subject=sealing.Opener().name(
+            hold.tenant_id, hold.subject or "", ("legal_hold", hold.id, "subject"),
+            hold.subject or "", hold.sealed_subject))
     elif hold.scope == HoldScope.source:
-        scope = SourceScope(source=hold.source or "")
+        scope = SourceScope(source=sealing.open_tenant_name(
+            hold.tenant_id, ("legal_hold", hold.id, "source"), hold.sealed_source)
+            or hold.source or "")
     else:
         if memory_ids is None:
             memory_ids = store.memory_ids_of(session, [hold.id])[hold.id]

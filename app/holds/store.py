@@ -78,7 +78,8 @@ def anonymize_released(
     source_markers: dict[str, str],
 ) -> None:
     """After an erasure completed: released holds that named the subject or one of its
-    sources name their markers instead (active holds kept the erasure `on_hold`, so there
+    sources (``subject`` and the keys of ``source_markers``: digests, as stored) name their
+    markers instead, their sealed copies emptied (active holds kept the erasure `on_hold`, so there
     are none of those)."""
     rows = session.exec(
         select(LegalHold).where(LegalHold.tenant_id == tenant_id,
@@ -88,8 +89,8 @@ def anonymize_released(
     ).all()
     for hold in rows:
         if hold.subject == subject:
-            hold.subject = subject_marker
+            hold.subject, hold.sealed_subject = subject_marker, None
         if hold.source in source_markers:
-            hold.source = source_markers[hold.source]
+            hold.source, hold.sealed_source = source_markers[hold.source], None
         session.add(hold)
     session.flush()

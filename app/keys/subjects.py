@@ -1,8 +1,11 @@
 """Data keys per (tenant, subject): what the rest of Lethe seals, opens and hashes with.
 
 A data key is 32 random bytes, kept in the key store wrapped under its KEK, named by a
-`key_id` that is the subject's keyed digest under the tenant's key (so it reveals nothing of
-the subject, and differs between tenants). Keys are cached in the process; every use of a
+`key_id` that is a function of the subject's keyed digest (`digests.subject_digest`, what every
+table stores in place of the subject): the first key's ID is the digest itself, a later one's
+the digest's HMAC with its generation. So a row's stored subject finds the key that opens it,
+and an ID reveals nothing of the subject and differs between tenants. Every function here
+takes the subject's digest, never the subject. Keys are cached in the process; every use of a
 cached key asks the store whether it still exists, so an erasure's destruction in another
 process stops this one from opening or sealing at once.
 """
@@ -21,7 +24,7 @@ from datetime import datetime
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-from app.keys import tenant_keys
+from app.keys import digests, tenant_keys
 from app.keys.configured import key_store
 from app.keys.errors import KeyDestroyed, KeyStoreUnavailable, Tampered
 from app.keys.store import KeyStore
@@ -107,33 +110,35 @@ def row_aad(table: str, row_id: uuid.UUID, column: str) -> bytes:
     return b"\0".join((b"lethe/v1", table.encode(), str(row_id).encode(), column.encode()))
 
 
-def key_id_of(tenant_id: uuid.UUID, subject: str, generation: int = 0) -> str:
-    """The ID of the subject's data key of ``generation``: the subject's keyed digest under a
-    subkey of the tenant's key (with the generation after the first)."""
-    id_key = tenant_keys.derived(tenant_id, b"key-id")
-    named = subject if generation == 0 else f"{subject}\0{generation}"
-    return hmac.new(id_key, named.encode("utf-8"), hashlib.sha256).hexdigest()[:32]
+def key_id_of(tenant_id: uuid.UUID, digest: str, generation: int = 0) -> str:
+    """The ID of the data key of ``generation`` of the subject whose digest is ``digest``:
+    the digest itself for the first, its HMAC under the tenant's `key-id` subkey with the
+    generation after (what migration 0030 re-named earlier later-generation keys to)."""
+    if generation == 0:
+        return digest
+    return digests.subject_digest_with(tenant_keys.derived(tenant_id, b"key-id"),
+                                       f"{digest}\0{generation}")
 
 
-def current_key_id(tenant_id: uuid.UUID, subject: str) -> str:
+def current_key_id(tenant_id: uuid.UUID, digest: str) -> str:
     """The ID of the subject's live key, or of its last destroyed one when it has none live
     (what an erasure destroys, and what it names on its receipt)."""
-    generation, _ = _live_generation(key_store(), tenant_id, subject)
-    return key_id_of(tenant_id, subject, generation)
+    generation, _ = _live_generation(key_store(), tenant_id, digest)
+    return key_id_of(tenant_id, digest, generation)
 
 
 _lock = threading.Lock()
 _cache: OrderedDict[tuple[int, uuid.UUID, str], SubjectKey] = OrderedDict()
 
 
-def subject_key(tenant_id: uuid.UUID, subject: str, *, create: bool = True) -> SubjectKey:
-    """The (tenant, subject) data key, created on first use when ``create``.
+def subject_key(tenant_id: uuid.UUID, digest: str, *, create: bool = True) -> SubjectKey:
+    """The data key of the tenant's subject of ``digest``, created on first use when ``create``.
 
     `KeyDestroyed` after an erasure destroyed it, `LookupError` when absent and not
     ``create``, `KeyStoreUnavailable` when the store cannot be read.
     """
     store = key_store()
-    slot = (id(store), tenant_id, subject)
+    slot = (id(store), tenant_id, digest)
     cached = _cache.get(slot)
     if cached is not None:
         if store.present(tenant_id, cached.key_id):
@@ -142,7 +147,7 @@ def subject_key(tenant_id: uuid.UUID, subject: str, *, create: bool = True) -> S
                     _cache.move_to_end(slot)
             return cached
         _drop(slot)
-    key = _load(store, tenant_id, subject, create=create)
+    key = _load(store, tenant_id, digest, create=create)
     with _lock:
         _cache[slot] = key
         while len(_cache) > CACHE_SIZE:
@@ -158,9 +163,9 @@ def key_by_id(tenant_id: uuid.UUID, key_id: str, generation: int = 0, *,
     return None if raw is None else SubjectKey(key_id, raw, generation)
 
 
-def _load(store: KeyStore, tenant_id: uuid.UUID, subject: str, *, create: bool) -> SubjectKey:
+def _load(store: KeyStore, tenant_id: uuid.UUID, digest: str, *, create: bool) -> SubjectKey:
     while True:
-        generation, key = _live_generation(store, tenant_id, subject)
+        generation, key = _live_generation(store, tenant_id, digest)
         if key is not None:
             return key
         if generation > 0 and not create:
@@ -168,38 +173,38 @@ def _load(store: KeyStore, tenant_id: uuid.UUID, subject: str, *, create: bool) 
         if not create:
             raise LookupError("no data key for this subject")
         try:
-            key_id = key_id_of(tenant_id, subject, generation)
+            key_id = key_id_of(tenant_id, digest, generation)
             raw = store.create(tenant_id, key_id, secrets.token_bytes(KEY_BYTES))
             return SubjectKey(key_id, raw, generation)
         except KeyDestroyed:  # destroyed while this was creating it: the next generation
             continue
 
 
-def _live_generation(store: KeyStore, tenant_id: uuid.UUID, subject: str
+def _live_generation(store: KeyStore, tenant_id: uuid.UUID, digest: str
                      ) -> tuple[int, SubjectKey | None]:
     """The first generation not destroyed, and its key if it exists. A subject never erased
     costs one read of the store."""
     generation = 0
     while True:
         try:
-            return generation, key_by_id(tenant_id, key_id_of(tenant_id, subject, generation),
+            return generation, key_by_id(tenant_id, key_id_of(tenant_id, digest, generation),
                                          generation, store=store)
         except KeyDestroyed:
             generation += 1
 
 
-def destroy_subject_key(tenant_id: uuid.UUID, subject: str) -> tuple[str, datetime]:
+def destroy_subject_key(tenant_id: uuid.UUID, digest: str) -> tuple[str, datetime]:
     """Destroy the subject's live data key: (key_id, destroyed_at). Idempotent: with none live
     (destroyed already, nothing written since), the last destruction's. Everything sealed
     under it is unreadable from then on, in every copy of the database; a later write about
     the subject makes the next generation's key."""
     store = key_store()
-    generation, live = _live_generation(store, tenant_id, subject)
+    generation, live = _live_generation(store, tenant_id, digest)
     if live is None and generation > 0:
         generation -= 1
-    key_id = key_id_of(tenant_id, subject, generation)
+    key_id = key_id_of(tenant_id, digest, generation)
     destroyed_at = store.destroy(tenant_id, key_id)
-    _drop((id(store), tenant_id, subject))
+    _drop((id(store), tenant_id, digest))
     return key_id, destroyed_at
 
 

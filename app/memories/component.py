@@ -31,7 +31,8 @@ class ComponentNode:
     kind: str
     ref: str
     depth: int  # negative: ancestors, 0: the memory itself, positive: descendants
-    snippet: str | None = None  # memories only; None for a forgotten one
+    # A memory's text (None for a forgotten one); a source's name (its ref is its digest).
+    snippet: str | None = None
     forgotten: bool = False
 
 
@@ -98,10 +99,15 @@ def _nodes(session: Session, tenant_id: uuid.UUID, depth: dict[Key, int]
            ) -> list[ComponentNode]:
     ids = [uuid.UUID(ref) for kind, ref in depth if kind == "memory"]
     views = {str(view.id): view for view in store.views(session, tenant_id=tenant_id, ids=ids)}
+    # A source's ref is its digest; its name, for showing, is a citing memory's sealed copy.
+    names = store.source_names(session, tenant_id=tenant_id,
+                               digests=[ref for kind, ref in depth if kind == "source"])
     nodes: list[ComponentNode] = []
     for (kind, ref), at in depth.items():
         view = views.get(ref) if kind == "memory" else None
-        if kind != "memory":
+        if kind == "source":
+            nodes.append(ComponentNode(kind, ref, at, snippet=names.get(ref)))
+        elif kind != "memory":
             nodes.append(ComponentNode(kind, ref, at))
         elif view is None or view.state is MemoryState.forgotten:
             nodes.append(ComponentNode(kind, ref, at, forgotten=True))

@@ -86,7 +86,7 @@ class Memory(SQLModel, table=True):
         # Retention finds memories by how long they have been in their state.
         Index("ix_memory_tenant_id_state_state_changed_at",
               "tenant_id", "state", "state_changed_at"),
-        # Live memories that will expire, found by the expiry job (migration 0028).
+        # Live memories that will expire, found by the expiry job (migration 0029).
         Index("ix_memory_tenant_id_expires_at", "tenant_id", "expires_at",
               postgresql_where=sa_text(
                   "expires_at IS NOT NULL AND state IN ('active', 'suspect')")),
@@ -117,6 +117,13 @@ class Memory(SQLModel, table=True):
         ),
     )
     source: str | None = Field(default=None, sa_column=Column(String(255)))
+    # `subject` and `source` are keyed digests (app/keys/digests.py); the strings, for showing,
+    # are these copies sealed under the subject's data key (app/memories/sealing.py). An
+    # erasure empties them with the key gone.
+    sealed_subject: bytes = Field(
+        default=b"", sa_column=Column(LargeBinary, nullable=False, server_default=sa_text("''")),
+    )
+    sealed_source: bytes | None = Field(default=None, sa_column=Column(LargeBinary))
     # The agent run that wrote it; closing the run evicts its working memories.
     session: str | None = Field(default=None, sa_column=Column(String(255)))
     depends_on: dict[str, Any] = Field(

@@ -26,6 +26,7 @@ from sqlmodel import Session, col, select
 from app.audit import service as audit
 from app.core import db
 from app.core.models import utcnow
+from app.keys import digests
 from app.memories import replay, sealing, store
 from app.memories.errors import InvalidCursor, MemoryNotFound
 from app.memories.models import (
@@ -86,14 +87,17 @@ def page(
         Memory.tenant_id == tenant_id, Memory.state != MemoryState.forgotten.value,
         store.shown_live(utcnow()),
     )
+    # The one place a listing's subject and source enter SQL: as the digests stored.
     if filters.subject is not None:
-        statement = statement.where(Memory.subject == filters.subject)
+        statement = statement.where(
+            Memory.subject == digests.subject_digest(tenant_id, filters.subject))
     if filters.state is not None:
         statement = statement.where(Memory.state == filters.state.value)
     if filters.key is not None:
         statement = statement.where(Memory.key == filters.key)
     if filters.source is not None:
-        statement = statement.where(Memory.source == filters.source)
+        statement = statement.where(
+            Memory.source == digests.source_digest(tenant_id, filters.source))
     if cursor is not None:
         after_at, after_id = decode_cursor(cursor)
         statement = statement.where(
@@ -167,11 +171,19 @@ def lineage(session: Session, *, tenant_id: uuid.UUID, memory_id: uuid.UUID) -> 
         supersedes=list(supersedes),
         contradicted_by=contradicted_by,
         audit_events=trail,
-        parents=[EdgePublic(kind=e.parent_kind, ref=e.parent_ref, created_at=e.created_at)
+        parents=[EdgePublic(kind=e.parent_kind, ref=_shown_ref(memory, e), created_at=e.created_at)
                  for e in parents],
         children=[EdgePublic(kind=e.child_kind, ref=str(e.child_id), created_at=e.created_at)
                   for e in children],
     )
+
+
+def _shown_ref(memory: Memory, edge: ProvenanceEdge) -> str:
+    """A parent as shown: a source edge names the source's digest, shown as the string when
+    it is the memory's own source (the one kept sealed)."""
+    if edge.parent_kind == "source" and edge.parent_ref == memory.source:
+        return source_of(memory) or edge.parent_ref
+    return edge.parent_ref
 
 
 def version_authors(
@@ -427,6 +439,18 @@ def metadata_of(memory: Memory) -> dict[str, Any]:
     """A memory's metadata, opened."""
     return sealing.open_metadata(memory.tenant_id, memory.subject, memory.id,
                                  memory.sealed_metadata)
+
+
+def source_of(memory: Memory, opener: sealing.Opener | None = None) -> str | None:
+    """A memory's source as shown (stored: its digest; shown: its sealed copy, opened)."""
+    return (opener or sealing.Opener()).source(memory.tenant_id, memory.subject, memory.id,
+                                               memory.source, memory.sealed_source)
+
+
+def subject_of(memory: Memory, opener: sealing.Opener | None = None) -> str:
+    """A memory's subject as shown (stored: its digest; shown: its sealed copy, opened)."""
+    return (opener or sealing.Opener()).subject(memory.tenant_id, memory.subject, memory.id,
+                                                memory.sealed_subject)
 
 
 def edges_of_subject(

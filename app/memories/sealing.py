@@ -4,6 +4,10 @@ their row and column (`row_aad`), so no table, index, WAL segment, dump or repli
 database holds them readable, and an erasure, which destroys the key, makes every copy
 unreadable at once (docs/decisions.md, "Nothing readable at rest").
 
+Every `subject` parameter here is the subject as stored: its keyed digest
+(`app/keys/digests.py`), which names its data key. A subject or source a row must show is kept
+as a sealed copy beside its digest (`seal_subject`, `Opener.subject`).
+
 An empty value is stored as no bytes at all: a purged version or a tombstone's metadata
 holds nothing to open, needs no key, and reads as empty even after the key is destroyed.
 """
@@ -15,7 +19,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.keys import subjects
+from app.keys import digests, sealed_json, subjects
 from app.keys.subjects import SubjectKey
 
 EMPTY = b""
@@ -56,7 +60,9 @@ class Opener:
     def key(self, tenant_id: uuid.UUID, subject: str) -> SubjectKey | None:
         slot = (tenant_id, subject)
         if slot not in self._keys:
-            self._keys[slot] = key_for_reading(tenant_id, subject)
+            # An erasure's stand-in names no key: what it left sealed reads as erased.
+            self._keys[slot] = (None if subject.startswith(digests.ERASED)
+                                else key_for_reading(tenant_id, subject))
         return self._keys[slot]
 
     def erased(self, tenant_id: uuid.UUID, subject: str, sealed: bytes | None) -> bool:
@@ -99,6 +105,27 @@ class Opener:
         metadata: dict[str, Any] = json.loads(opened) if opened else {}
         return metadata
 
+    def name(self, tenant_id: uuid.UUID, subject: str, column: tuple[str, uuid.UUID, str],
+             stored: str, sealed: bytes | None) -> str:
+        """A subject or source a row names (``stored``: its digest, or an erasure's stand-in),
+        as shown: its sealed copy opened; the stand-in where there is no copy; `erased:` and
+        the digest once the subject's key is destroyed."""
+        if not sealed:
+            return stored
+        return self.open(tenant_id, subject, column, sealed) or digests.ERASED + stored
+
+    def subject(self, tenant_id: uuid.UUID, subject: str, memory_id: uuid.UUID,
+                sealed: bytes | None) -> str:
+        """A memory's subject as shown (``subject``: the stored digest)."""
+        return self.name(tenant_id, subject, ("memory", memory_id, "subject"), subject, sealed)
+
+    def source(self, tenant_id: uuid.UUID, subject: str, memory_id: uuid.UUID,
+               stored: str | None, sealed: bytes | None) -> str | None:
+        """A memory's source as shown (``stored``: the stored digest)."""
+        if stored is None:
+            return None
+        return self.name(tenant_id, subject, ("memory", memory_id, "source"), stored, sealed)
+
     def about(self, tenant_id: uuid.UUID, subject: str, retraction_id: uuid.UUID,
               sealed: bytes | None) -> str | None:
         """A retraction's `about` phrase as stored, read (None once the key is destroyed)."""
@@ -130,6 +157,41 @@ def open_metadata(tenant_id: uuid.UUID, subject: str, memory_id: uuid.UUID,
                   sealed: bytes | None) -> dict[str, Any]:
     """A memory's metadata as stored, read."""
     return Opener().metadata(tenant_id, subject, memory_id, sealed)
+
+
+def seal_subject(tenant_id: uuid.UUID, digest: str, memory_id: uuid.UUID, subject: str
+                 ) -> bytes:
+    """A memory's sealed copy of its subject (``digest``: the subject's, as stored)."""
+    return seal(tenant_id, digest, ("memory", memory_id, "subject"), subject)
+
+
+def seal_source(tenant_id: uuid.UUID, digest: str, memory_id: uuid.UUID, source: str | None
+                ) -> bytes | None:
+    """A memory's sealed copy of its source, under its subject's key (None: no source)."""
+    if source is None:
+        return None
+    return seal(tenant_id, digest, ("memory", memory_id, "source"), source)
+
+
+def seal_tenant_name(tenant_id: uuid.UUID, column: tuple[str, uuid.UUID, str],
+                     text: str | None) -> bytes | None:
+    """A source a row names for no one subject (a source hold, a source exclusion), sealed
+    under the tenant's sealing key; an erasure of a subject citing it empties the copy."""
+    return sealed_json.seal_tenant_text(tenant_id, text, aad=subjects.row_aad(*column))
+
+
+def open_tenant_name(tenant_id: uuid.UUID, column: tuple[str, uuid.UUID, str],
+                     sealed: bytes | None) -> str | None:
+    return sealed_json.open_tenant_text(tenant_id, sealed, aad=subjects.row_aad(*column))
+
+
+def seal_hold_names(tenant_id: uuid.UUID, hold_id: uuid.UUID, subject: str | None,
+                    source: str | None) -> tuple[bytes | None, bytes | None]:
+    """A legal hold's sealed copies of the subject (under its key) or source it names."""
+    sealed_subject = None if subject is None else seal(
+        tenant_id, digests.subject_digest(tenant_id, subject),
+        ("legal_hold", hold_id, "subject"), subject)
+    return sealed_subject, seal_tenant_name(tenant_id, ("legal_hold", hold_id, "source"), source)
 
 
 def seal_about(tenant_id: uuid.UUID, subject: str, retraction_id: uuid.UUID,

@@ -13,6 +13,7 @@ from sqlmodel import Session
 from app.audit import service as audit
 from app.core.models import utcnow
 from app.embeddings.runtime import embedder
+from app.keys import digests
 from app.limits import service as limits
 from app.limits.errors import MemoryQuotaExceeded
 from app.memories import contradictions, lifecycle, store
@@ -57,7 +58,8 @@ def prepare(*, tenant_id: uuid.UUID, bodies: Sequence[MemoryCreate]) -> list[Pre
     vectors = [model.embed_one(texts[0])] if len(texts) == 1 else (
         model.embed(texts) if texts else [])
     return [Prepared(body=body, embedding=vector, judged=contradictions.judge_borderline(
-        tenant_id=tenant_id, subject=body.subject, key=body.key, supersedes=body.supersedes,
+        tenant_id=tenant_id, subject=digests.subject_digest(tenant_id, body.subject), key=body.key,
+        supersedes=body.supersedes,
         new_text=body.text, embedding=vector,
     )) for body, vector in zip(bodies, vectors, strict=True)]
 
@@ -139,6 +141,9 @@ def create(
     if not checked:
         sources.refuse_if_excluded(session, tenant_id=tenant_id, source=body.source,
                                    actor=actor, action="memory.create")
+    # From here on the subject and the source are their digests, as stored; the strings
+    # survive only in the memory's sealed copies of them.
+    given, body = body, stored(tenant_id, body)
     _check_derived_from(session, tenant_id=tenant_id, ids=body.derived_from)
     wanted = list(dict.fromkeys(body.supersedes))
     slot_id = None
@@ -179,7 +184,7 @@ def create(
         # record expired finds it (`store.written_by`) instead of adding another.
         version = store.append_version(session, memory, body.text, embedding,
                                        operation_id=memory_id)
-        store.restate(memory, body)
+        store.restate(memory, body, source=given.source)
         new_revision(session, memory, flush=False)
     written_id = memory.id if memory is not None else memory_id or uuid.uuid4()
     superseded: list[uuid.UUID] = []
@@ -191,7 +196,8 @@ def create(
     if memory is None:
         # After the supersessions: a defeated slot holder has left the slot the new memory
         # takes (one live memory per slot).
-        memory = store.insert(session, memory_id=written_id, tenant_id=tenant_id, body=body)
+        memory = store.insert(session, memory_id=written_id, tenant_id=tenant_id, body=body,
+                              subject=given.subject, source=given.source)
         version = store.append_version(session, memory, body.text, embedding, first=True)
     store.record_provenance(session, tenant_id=tenant_id, child_id=memory.id,
                             source=body.source, derived_from=body.derived_from)
@@ -210,6 +216,17 @@ def create(
         MemoryWritten(**store.view(session, memory).model_dump(), effects=effects),
         created=slot is None,
     )
+
+
+def stored(tenant_id: uuid.UUID, body: MemoryCreate) -> MemoryCreate:
+    """A write as stored: its subject and source replaced by their keyed digests (the one
+    place a write's subject enters SQL)."""
+    digested = body.model_copy(update={
+        "subject": digests.subject_digest(tenant_id, body.subject),
+        "source": digests.optional_source(tenant_id, body.source)})
+    # What the write named stays what it named (a restated slot keeps an unnamed source).
+    object.__setattr__(digested, "__pydantic_fields_set__", set(body.model_fields_set))
+    return digested
 
 
 def already_written(

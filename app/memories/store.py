@@ -72,7 +72,8 @@ PUBLIC_COLUMNS = (
     "m.id, m.tenant_id, m.subject, v.sealed_text, m.revision, v.id AS version_id,"
     " v.seq AS version_seq, m.state, m.volatility, m.key, m.source, m.depends_on,"
     " m.sealed_metadata, m.superseded_by, m.flags, m.created_at, m.updated_at,"
-    " m.last_validated_at, m.observed_at, m.session, m.expires_at"
+    " m.last_validated_at, m.observed_at, m.session, m.expires_at, m.sealed_subject,"
+    " m.sealed_source"
 )
 _VIEWS = sql(
     f"SELECT {PUBLIC_COLUMNS} FROM memory m JOIN memory_version v ON v.id = m.current_version_id"
@@ -91,12 +92,13 @@ def public(row: Mapping[Any, Any], opener: sealing.Opener | None = None
     if opener.erased(tenant_id, subject, row["sealed_text"]):
         return None
     return MemoryPublic(
-        id=row["id"], subject=subject,
+        id=row["id"], subject=opener.subject(tenant_id, subject, row["id"], row["sealed_subject"]),
         text=opener.text(tenant_id, subject, row["version_id"], row["sealed_text"]),
         revision=row["revision"],
         version=VersionRef(id=row["version_id"], seq=row["version_seq"]),
         state=MemoryState(row["state"]), volatility=row["volatility"], key=row["key"],
-        source=row["source"], depends_on=row["depends_on"],
+        source=opener.source(tenant_id, subject, row["id"], row["source"], row["sealed_source"]),
+        depends_on=row["depends_on"],
         metadata=opener.metadata(tenant_id, subject, row["id"], row["sealed_metadata"]),
         superseded_by=row["superseded_by"], flags=row["flags"], created_at=row["created_at"],
         updated_at=row["updated_at"], last_validated_at=row["last_validated_at"],
@@ -392,15 +394,20 @@ def count_forgotten(session: Session, *, tenant_id: uuid.UUID) -> int:
 
 
 def insert(
-    session: Session, *, memory_id: uuid.UUID, tenant_id: uuid.UUID, body: MemoryCreate
+    session: Session, *, memory_id: uuid.UUID, tenant_id: uuid.UUID, body: MemoryCreate,
+    subject: str, source: str | None,
 ) -> Memory:
-    """A new memory (revision 1, active) from a write; its first version is appended next."""
+    """A new memory (revision 1, active) from a write as stored (``body``: subject and source
+    digested; ``subject`` and ``source``: the strings, kept sealed); its first version is
+    appended next."""
     memory = Memory(
         id=memory_id, tenant_id=tenant_id, subject=body.subject, key=body.key,
         volatility=body.volatility.value, source=body.source, depends_on=dict(body.depends_on),
         sealed_metadata=sealing.seal_metadata(tenant_id, body.subject, memory_id,
                                               dict(body.metadata)),
         session=body.session, expires_at=body.expires_at,
+        sealed_subject=sealing.seal_subject(tenant_id, body.subject, memory_id, subject),
+        sealed_source=sealing.seal_source(tenant_id, body.subject, memory_id, source),
     )
     # Unless the write says when it was said, it was said when written.
     memory.observed_at = body.observed_at or memory.created_at
@@ -441,13 +448,16 @@ def make_current(memory: Memory, version: MemoryVersion) -> None:
     memory.current_version_id = version.id
 
 
-def restate(memory: Memory, body: MemoryCreate) -> None:
-    """A restated slot takes the fields the new write names, and keeps the others."""
+def restate(memory: Memory, body: MemoryCreate, *, source: str | None) -> None:
+    """A restated slot takes the fields the new write (as stored) names, and keeps the others
+    (``source``: the source string, kept sealed)."""
     given = body.model_fields_set
     if "volatility" in given:
         memory.volatility = body.volatility.value
     if "source" in given:
         memory.source = body.source
+        memory.sealed_source = sealing.seal_source(memory.tenant_id, memory.subject, memory.id,
+                                                   source)
     if "depends_on" in given:
         memory.depends_on = dict(body.depends_on)
     if "metadata" in given:
@@ -606,8 +616,33 @@ def sources_of(session: Session, *, tenant_id: uuid.UUID, ids: Sequence[uuid.UUI
     return {row[0] for row in rows}
 
 
+_SOURCE_COPIES = sql(
+    "SELECT DISTINCT ON (source) id, tenant_id, subject, source, sealed_source FROM memory"
+    " WHERE tenant_id = :tenant_id AND source = ANY(CAST(:digests AS text[]))"
+    " AND sealed_source IS NOT NULL ORDER BY source, created_at DESC"
+)
+
+
+def source_names(session: Session, *, tenant_id: uuid.UUID, digests: Sequence[str]
+                 ) -> dict[str, str]:
+    """Sources by their stored digests, as strings: each from the sealed copy of a memory
+    that cites it (a source no memory's copy opens any more is left out)."""
+    if not digests:
+        return {}
+    session.flush()
+    opener = sealing.Opener()
+    found = {}
+    for row in session.execute(_SOURCE_COPIES, {"tenant_id": tenant_id,
+                                                "digests": sorted(set(digests))}):
+        shown = opener.source(row.tenant_id, row.subject, row.id, row.source, row.sealed_source)
+        if shown and shown != row.source and not shown.startswith("erased:"):
+            found[row.source] = shown
+    return found
+
+
 _RENAME_SUBJECT = sql(
-    "UPDATE memory SET subject = :marker WHERE tenant_id = :tenant_id"
+    "UPDATE memory SET subject = :marker, sealed_subject = '', sealed_source = NULL"
+    " WHERE tenant_id = :tenant_id"
     " AND id = ANY(CAST(:ids AS uuid[])) AND state = 'forgotten'"
 )
 _RENAME_SOURCE = sql(

@@ -22,6 +22,7 @@ from psycopg.rows import dict_row
 
 from app.core import db
 from app.core.models import utcnow
+from app.keys import digests
 from app.memories import sealing, search_terms
 from app.memories import store as memories
 from app.memories.models import MemoryState
@@ -75,6 +76,7 @@ def recall(
     read, and the results are loaded after both. Otherwise all of it is one transaction,
     every statement planned for its subject.
     """
+    request = stored(tenant_id, request)
     if request.as_of is not None:
         vector = embedding.result() if isinstance(embedding, Future) else embedding
         return as_of.recall(tenant_id, request, min(request.as_of, utcnow()), vector)
@@ -158,9 +160,16 @@ def candidate_lists(
 ) -> candidates.Lists:
     """The candidate lists ``request``'s recall fuses, with their scores, read as `recall`
     reads them in one transaction (for evaluating fusions: `bench/dialogue_bench.py`)."""
+    request = stored(tenant_id, request)
     with db.read_pipeline(tenant_id, settings=candidates.scan_settings()) as conn:
         lexical = _send_lexical(conn, tenant_id, request).result()
         return _lists(conn, request, lexical, embedding)
+
+
+def stored(tenant_id: uuid.UUID, request: RecallRequest) -> RecallRequest:
+    """The request with its subject as memories store it (the one place it enters SQL)."""
+    return request.model_copy(update={"subject": digests.subject_digest(tenant_id,
+                                                                       request.subject)})
 
 
 def _vector_list(

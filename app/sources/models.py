@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from datetime import datetime
 
-from sqlalchemy import Column, ForeignKey, String, UniqueConstraint
+from sqlalchemy import Column, ForeignKey, LargeBinary, String, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
 from app.core.models import timestamp_field
@@ -14,9 +14,10 @@ from app.core.models import timestamp_field
 class SourceExclusion(SQLModel, table=True):
     """A source whose every later write is refused, checked by its keyed digest.
 
-    An erasure of the subject empties `source` and keeps `source_digest`
-    (`app/tenants/digests.py`): a re-import of the same source is still refused, and the
-    name is gone.
+    The source is kept only sealed (`sealed_source`; `source` stays empty since migration
+    0030). An erasure of a subject citing it empties the sealed copy and keeps
+    `source_digest` (`app/tenants/digests.py`): a re-import of the same source is still
+    refused, and the name is gone.
     """
 
     __tablename__ = "source_exclusion"
@@ -29,5 +30,8 @@ class SourceExclusion(SQLModel, table=True):
     )
     source: str | None = Field(default=None, sa_column=Column(String(255)))
     source_digest: str = Field(sa_column=Column(String(64), nullable=False))
+    # The source string sealed under the tenant's sealing key (app/memories/sealing.py),
+    # `source` staying empty; an erasure of a subject citing it empties this too.
+    sealed_source: bytes | None = Field(default=None, sa_column=Column(LargeBinary))
     reason: str | None = Field(default=None, sa_column=Column(String(500)))
     created_at: datetime = timestamp_field()

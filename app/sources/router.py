@@ -31,7 +31,7 @@ def create_exclusion(
         actor=audit.actor_for(principal),
     )
     response.status_code = status.HTTP_201_CREATED if created else status.HTTP_200_OK
-    return ExclusionPublic.model_validate(exclusion, from_attributes=True)
+    return sources.public(exclusion)
 
 
 @router.get("/v1/sources/exclusions")

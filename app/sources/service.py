@@ -9,10 +9,12 @@ from sqlmodel import Session, col, select
 
 from app.audit import service as audit
 from app.core import paging, uow
+from app.keys import sealed_json
+from app.keys.subjects import row_aad
 from app.sources.errors import ExclusionNotFound, SourceExcluded
 from app.sources.models import SourceExclusion
 from app.sources.schemas import ExclusionList, ExclusionPublic
-from app.tenants import digests
+from app.tenants import digests as tenant_digests
 
 
 def is_excluded(session: Session, *, tenant_id: uuid.UUID, source: str | None) -> bool:
@@ -44,7 +46,7 @@ def excluded_among(
 def target(session: Session, tenant_id: uuid.UUID, source: str) -> str:
     """How audit events and exclusions name a source: its keyed digest. The audit chain
     outlives erasures and cannot be rewritten, so it never holds the plain name."""
-    return digests.digest(session, tenant_id=tenant_id, value=source)
+    return tenant_digests.digest(session, tenant_id=tenant_id, value=source)
 
 
 def refuse_if_excluded(
@@ -75,8 +77,9 @@ def exclude(
     ).first()
     if existing is not None:
         return existing, False
-    exclusion = SourceExclusion(tenant_id=tenant_id, source=source, source_digest=hashed,
-                                reason=reason)
+    exclusion = SourceExclusion(tenant_id=tenant_id, source_digest=hashed, reason=reason)
+    exclusion.sealed_source = sealed_json.seal_tenant_text(tenant_id, source,
+                                                           aad=_aad(exclusion.id))
     session.add(exclusion)
     session.flush()
     audit.record(session, tenant_id=tenant_id, actor=actor, action="source.excluded",
@@ -96,7 +99,7 @@ def exclude_digests(
         select(SourceExclusion).where(SourceExclusion.tenant_id == tenant_id,
                                       col(SourceExclusion.source_digest).in_(sorted(hashed))))}
     for row in existing.values():
-        row.source = None
+        row.source = row.sealed_source = None
         session.add(row)
     new = sorted(set(hashed) - set(existing))
     session.add_all([SourceExclusion(tenant_id=tenant_id, source=None, source_digest=value,
@@ -121,24 +124,38 @@ def exclusions(
     rows, next_cursor = paging.page(session, statement, SourceExclusion, tenant_id=tenant_id,
                                     limit=limit, cursor=cursor)
     return ExclusionList(
-        data=[ExclusionPublic.model_validate(row, from_attributes=True) for row in rows],
+        data=[public(row) for row in rows],
         next_cursor=next_cursor,
     )
 
 
 def naming(
-    session: Session, *, tenant_id: uuid.UUID, sources: Collection[str]
+    session: Session, *, tenant_id: uuid.UUID, digests: Collection[str]
 ) -> list[ExclusionPublic]:
-    """The exclusions of these sources, oldest first (an access export lists a subject's)."""
-    if not sources:
+    """The exclusions of the sources of these digests (as memories store their sources),
+    oldest first (an access export lists a subject's)."""
+    if not digests:
         return []
-    hashed = sorted({target(session, tenant_id, source) for source in sources})
+    hashed = sorted(digests)
     rows = session.exec(
         select(SourceExclusion).where(SourceExclusion.tenant_id == tenant_id,
                                       col(SourceExclusion.source_digest).in_(hashed))
         .order_by(col(SourceExclusion.created_at), col(SourceExclusion.id))
     ).all()
-    return [ExclusionPublic.model_validate(row, from_attributes=True) for row in rows]
+    return [public(row) for row in rows]
+
+
+def public(row: SourceExclusion) -> ExclusionPublic:
+    """An exclusion as shown: its source opened from its sealed copy (none once an erasure
+    emptied it)."""
+    shown = ExclusionPublic.model_validate(row, from_attributes=True)
+    shown.source = sealed_json.open_tenant_text(row.tenant_id, row.sealed_source,
+                                                aad=_aad(row.id))
+    return shown
+
+
+def _aad(exclusion_id: uuid.UUID) -> bytes:
+    return row_aad("source_exclusion", exclusion_id, "source")
 
 
 def remove(session: Session, *, tenant_id: uuid.UUID, exclusion_id: uuid.UUID,

@@ -10,13 +10,11 @@ being written, `?subject=` on erasure requests) compute the digest and compare.
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import uuid
 
 from sqlmodel import Session
 
-from app.keys import tenant_keys
+from app.keys import digests, tenant_keys
 
 # What replaces an erased subject or source in rows that must keep a value: `erased:<hex>`.
 MARKER = "erased:"
@@ -34,7 +32,7 @@ def digest(session: Session, *, tenant_id: uuid.UUID, value: str) -> str:
 
 
 def digest_with(key: bytes, value: str) -> str:
-    return hmac.new(key, value.encode("utf-8"), hashlib.sha256).hexdigest()
+    return digests.source_digest_with(key, value)
 
 
 def marker(hex_digest: str) -> str:

@@ -4,6 +4,7 @@ holding it."""
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +13,7 @@ from psycopg.types.json import Jsonb
 from sqlalchemy.engine import make_url
 
 from app.core import migrations
-from app.keys import subjects
+from app.keys import digests, subjects
 from app.memories import sealing
 from tests.core.test_migrations import scratch_runtime  # noqa: F401 (a fixture)
 
@@ -61,15 +62,17 @@ def test_stored_texts_are_sealed_their_terms_hashed_and_the_old_pages_rewritten(
         assert "qzvintage7" in plain_terms
         migrations.upgrade(scratch_runtime)
 
-        key = subjects.subject_key(tenant_id, SUBJECT, create=False)
+        # Stored since 0030 as its digest, which names its key.
+        digest = digests.subject_digest(tenant_id, SUBJECT)
+        key = subjects.subject_key(tenant_id, digest, create=False)
         sealed_text, search, stored_metadata = conn.execute(
             "SELECT v.sealed_text, v.search::text, m.sealed_metadata FROM memory_version v"
             " JOIN memory m ON m.id = v.memory_id WHERE v.id = %s", (version_id,)).fetchone()
-        assert sealing.open_text(tenant_id, SUBJECT, version_id, sealed_text) == TEXT
-        assert sealing.open_metadata(tenant_id, SUBJECT, memory_id, stored_metadata) == METADATA
+        assert sealing.open_text(tenant_id, digest, version_id, sealed_text) == TEXT
+        assert sealing.open_metadata(tenant_id, digest, memory_id, stored_metadata) == METADATA
         [sealed_about] = conn.execute("SELECT sealed_about FROM retraction WHERE id = %s",
                                       (retraction_id,)).fetchone() or [None]
-        assert sealing.open_about(tenant_id, SUBJECT, retraction_id, sealed_about) == ABOUT
+        assert sealing.open_about(tenant_id, digest, retraction_id, sealed_about) == ABOUT
         # The same lexemes, positions and statistics, as keyed hashes.
         hashed = sorted(key.term(term) for term in plain_terms)
         assert conn.execute("SELECT array_agg(term ORDER BY term) FROM subject_term"
@@ -81,15 +84,22 @@ def test_stored_texts_are_sealed_their_terms_hashed_and_the_old_pages_rewritten(
              ["3,6", "4", "7", "2"])).fetchone()[0]
         assert conn.execute("SELECT memories, length FROM subject_text").fetchone() == (1, 5)
 
-        conn.execute("CHECKPOINT")
-        folder = Path(conn.execute("SELECT current_setting('data_directory')").fetchone()[0])
-        files = [folder / row[0] for row in conn.execute(
-            "SELECT pg_relation_filepath(c.oid) FROM pg_class c"
-            " LEFT JOIN pg_index i ON i.indexrelid = c.oid"
-            " WHERE c.relname = ANY(%s) OR i.indrelid = ANY(SELECT oid FROM pg_class"
-            "  WHERE relname = ANY(%s) AND relnamespace = 'public'::regnamespace)",
-            (list(TABLES), list(TABLES)))]
-        assert len(files) > len(TABLES)
-        held = {path.name: [m for m in MARKERS if m in path.read_bytes()]
-                for path in files if path.exists()}
-        assert {name: found for name, found in held.items() if found} == {}
+        assert markers_in_tables(conn, TABLES, MARKERS) == {}
+
+
+def markers_in_tables(conn: psycopg.Connection[Any], tables: Sequence[str],
+                      markers: Sequence[bytes]) -> dict[str, list[bytes]]:
+    """After a CHECKPOINT, which of ``markers`` each file of ``tables`` and their indexes
+    holds (files holding none left out)."""
+    conn.execute("CHECKPOINT")
+    folder = Path(conn.execute("SELECT current_setting('data_directory')").fetchone()[0])
+    files = [folder / row[0] for row in conn.execute(
+        "SELECT pg_relation_filepath(c.oid) FROM pg_class c"
+        " LEFT JOIN pg_index i ON i.indexrelid = c.oid"
+        " WHERE c.relname = ANY(%s) OR i.indrelid = ANY(SELECT oid FROM pg_class"
+        "  WHERE relname = ANY(%s) AND relnamespace = 'public'::regnamespace)",
+        (list(tables), list(tables)))]
+    assert len(files) > len(tables)
+    held = {path.name: [m for m in markers if m in path.read_bytes()]
+            for path in files if path.exists()}
+    return {name: found for name, found in held.items() if found}

@@ -15,6 +15,7 @@ runs to completion exactly once in effect; the API process is never restarted.
 from __future__ import annotations
 
 import time
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ import httpx
 import pytest
 
 from app.core.runtime import get_runtime
+from app.keys import digests
 from tests import sealed
 from tests.faults.helpers import api, beat, lethe_env, redis_server, wait_until, worker
 
@@ -106,8 +108,8 @@ def test_jobs_accepted_while_the_broker_is_down_run_once_it_is_back(
         assert served.log.read_text().count("could not send") >= 3
     assert finished["receipt"]["counts"]["memories"] == 1
     # Each ingestion applied once: one memory each, however often its message was sent.
-    rows = sealed.texts(owner_conn, "m.tenant_id = %s AND m.subject = 'user:1'",
-                        (tenant["id"],))
+    rows = sealed.texts(owner_conn, "m.tenant_id = %s AND m.subject = %s", (
+        tenant["id"], digests.subject_digest(uuid.UUID(tenant["id"]), "user:1")))
     assert sorted(rows) == ["Bakes rye bread.", "Grows chillies."]
     assert listed == {"Bakes rye bread.", "Grows chillies."}
     applied = owner_conn.execute(

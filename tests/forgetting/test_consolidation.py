@@ -10,6 +10,7 @@ import pytest
 from app.core import uow
 from app.forgetting import consolidation
 from app.forgetting import tasks as forgetting_tasks
+from app.keys import digests
 from app.maintenance import tasks as maintenance_tasks
 from tests.concurrency import together
 from tests.maintenance.helpers import run_through_worker
@@ -21,7 +22,10 @@ SUBJECT = "user:42"
 def _consolidate(tenant: dict[str, Any], subject: str | None = None) -> list[str]:
     tenant_id = uuid.UUID(tenant["id"])
     with uow.unit_of_work(tenant_id) as session:
-        return consolidation.consolidate(session, tenant_id=tenant_id, subject=subject)
+        # Consolidation walks subjects as stored: their digests.
+        return consolidation.consolidate(
+            session, tenant_id=tenant_id,
+            subject=None if subject is None else digests.subject_digest(tenant_id, subject))
 
 
 def _get(client: Any, tenant: dict[str, Any], memory_id: str) -> dict[str, Any]:

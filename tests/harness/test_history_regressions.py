@@ -3,7 +3,10 @@ named tests so they fail again if the bug returns."""
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
+
+from app.keys import digests
 
 
 def test_a_create_redelivered_after_its_record_expired_answers_done_though_its_source_is_excluded(
@@ -154,8 +157,8 @@ def test_an_erasure_clears_the_about_of_another_subjects_retraction_of_a_derived
     assert "tomatoes" in abouts, abouts
     # Phrases are stored sealed: of ana's two retractions, only the tomatoes one keeps one.
     stored = owner_conn.execute(
-        "SELECT count(*) FROM retraction WHERE subject = 'user:ana' AND sealed_about IS NOT NULL"
-    ).fetchone()[0]
+        "SELECT count(*) FROM retraction WHERE subject = %s AND sealed_about IS NOT NULL",
+        (digests.subject_digest(uuid.UUID(tenant["id"]), "user:ana"),)).fetchone()[0]
     assert stored == 1
 
 

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from app.keys import digests
 from app.keys.subjects import destroy_subject_key
 
 REPLAYED = "Idempotent-Replayed"
@@ -39,7 +40,8 @@ def test_a_keyed_write_is_stored_sealed_and_replays_as_first_given(
     assert replay.json() == first.json()
 
     # The subject's key destroyed (as an erasure does): the replay shows no content.
-    destroy_subject_key(uuid.UUID(tenant["id"]), ANA)
+    destroy_subject_key(
+        uuid.UUID(tenant["id"]), digests.subject_digest(uuid.UUID(tenant["id"]), ANA))
     erased = client.post("/v1/memories", json=body, headers=_keyed(tenant["app"], "w-1"))
     assert erased.json() == {"id": first.json()["id"], "state": "forgotten"}
 
@@ -55,7 +57,8 @@ def test_a_batch_of_two_subjects_is_sealed_item_by_item(
     for plain in ("velocipedine", "marmalite", ANA, BEN):
         assert plain not in stored
 
-    destroy_subject_key(uuid.UUID(tenant["id"]), ANA)
+    destroy_subject_key(
+        uuid.UUID(tenant["id"]), digests.subject_digest(uuid.UUID(tenant["id"]), ANA))
     replay = client.post("/v1/memories/batch", json=body, headers=_keyed(tenant["app"], "b-1"))
     assert replay.headers[REPLAYED] == "true"
     ana, ben = replay.json()["results"]
@@ -82,7 +85,8 @@ def test_a_keyed_correction_is_sealed_under_the_subject_its_answer_names(
     replay = client.patch(f"/v1/memories/{memory_id}", json={"text": "Owns an autogyrobus"},
                           headers=headers)
     assert replay.headers[REPLAYED] == "true" and replay.json() == first.json()
-    destroy_subject_key(uuid.UUID(tenant["id"]), BEN)
+    destroy_subject_key(
+        uuid.UUID(tenant["id"]), digests.subject_digest(uuid.UUID(tenant["id"]), BEN))
     erased = client.patch(f"/v1/memories/{memory_id}", json={"text": "Owns an autogyrobus"},
                           headers=headers)
     assert erased.json() == {"id": memory_id, "state": "forgotten"}
@@ -124,6 +128,7 @@ def test_an_access_export_is_sealed_and_goes_with_its_subjects_key(
     assert export.status_code == 200, export.text
     assert "kohlrabioso" in export.text
 
-    destroy_subject_key(uuid.UUID(tenant["id"]), ANA)
+    destroy_subject_key(
+        uuid.UUID(tenant["id"]), digests.subject_digest(uuid.UUID(tenant["id"]), ANA))
     gone = client.get(f"/v1/access-requests/{request_id}/export", headers=tenant["app"])
     assert gone.status_code == 404, gone.text

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from app.keys import subjects, tenant_keys
+from app.keys import digests, subjects, tenant_keys
 from app.keys.configured import key_store
 from app.keys.errors import KeyDestroyed
 from app.keys.files import FileKeyStore
@@ -27,7 +27,8 @@ def _seal_some(count: int) -> tuple[uuid.UUID, dict[str, tuple[bytes, bytes]]]:
     for n in range(count):
         subject = f"user:{n}"
         aad = subjects.row_aad("memory_version", uuid.uuid4(), "text")
-        sealed[subject] = (subjects.subject_key(tenant, subject).seal(subject.encode(), aad=aad),
+        sealed[subject] = (subjects.subject_key(
+            tenant, digests.subject_digest(tenant, subject)).seal(subject.encode(), aad=aad),
                            aad)
     return tenant, sealed
 
@@ -35,7 +36,7 @@ def _seal_some(count: int) -> tuple[uuid.UUID, dict[str, tuple[bytes, bytes]]]:
 def _all_open(tenant: uuid.UUID, sealed: dict[str, tuple[bytes, bytes]]) -> None:
     subjects.forget_cached()
     for subject, (value, aad) in sealed.items():
-        key = subjects.subject_key(tenant, subject, create=False)
+        key = subjects.subject_key(tenant, digests.subject_digest(tenant, subject), create=False)
         assert key.open(value, aad=aad) == subject.encode()
 
 
@@ -45,7 +46,7 @@ def _keks(folder: Path) -> set[str]:
 
 def test_rotation_rewraps_every_key_and_destroys_the_old_kek(store_folder: Path) -> None:
     tenant, sealed = _seal_some(6)
-    subjects.destroy_subject_key(tenant, "user:5")
+    subjects.destroy_subject_key(tenant, digests.subject_digest(tenant, "user:5"))
     del sealed["user:5"]
     digest_before = tenant_keys.tenant_key(tenant)
     (old,) = _keks(store_folder)
@@ -67,11 +68,12 @@ def test_rotation_rewraps_every_key_and_destroys_the_old_kek(store_folder: Path)
     tenant_keys.forget_cached()
     assert tenant_keys.tenant_key(tenant) == digest_before
     with pytest.raises(KeyDestroyed):
-        subjects.subject_key(tenant, "user:5", create=False)
+        subjects.subject_key(tenant, digests.subject_digest(tenant, "user:5"), create=False)
     # Another process, which never read the old KEK, opens everything too.
     fresh = FileKeyStore(store_folder)
     for subject in sealed:
-        assert fresh.load(tenant, subjects.key_id_of(tenant, subject)) is not None
+        assert fresh.load(tenant, subjects.key_id_of(
+            tenant, digests.subject_digest(tenant, subject))) is not None
 
 
 def test_a_rotation_cut_short_stays_readable_and_the_next_one_finishes(

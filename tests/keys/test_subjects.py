@@ -9,13 +9,41 @@ from pathlib import Path
 
 import pytest
 
-from app.keys import subjects, tenant_keys
+from app.keys import digests, tenant_keys
+from app.keys import subjects as by_digest
 from app.keys.configured import key_store
 from app.keys.errors import KeyDestroyed, KeyStoreUnavailable, Tampered
 from app.keys.files import FileKeyStore
-from app.keys.subjects import open_text, row_aad, seal_text, subject_key
+from app.keys.subjects import open_text, row_aad, seal_text
 
 ROW = uuid.uuid4()
+
+
+class subjects:
+    """`app.keys.subjects`, whose functions take the subject's stored digest, called with
+    the subject as a request names it."""
+
+    SubjectKey = by_digest.SubjectKey
+    KeyDestroyed = by_digest.KeyDestroyed
+
+    @staticmethod
+    def subject_key(tenant: uuid.UUID, subject: str, **kwargs: bool) -> by_digest.SubjectKey:
+        return by_digest.subject_key(tenant, digests.subject_digest(tenant, subject), **kwargs)
+
+    @staticmethod
+    def key_id_of(tenant: uuid.UUID, subject: str, generation: int = 0) -> str:
+        return by_digest.key_id_of(tenant, digests.subject_digest(tenant, subject), generation)
+
+    @staticmethod
+    def current_key_id(tenant: uuid.UUID, subject: str) -> str:
+        return by_digest.current_key_id(tenant, digests.subject_digest(tenant, subject))
+
+    @staticmethod
+    def destroy_subject_key(tenant: uuid.UUID, subject: str) -> tuple[str, object]:
+        return by_digest.destroy_subject_key(tenant, digests.subject_digest(tenant, subject))
+
+
+subject_key = subjects.subject_key
 
 
 def new_tenant() -> uuid.UUID:
@@ -74,7 +102,7 @@ def test_the_key_is_stable_and_its_id_reveals_nothing_of_the_subject(
     tenant = new_tenant()
     key = subject_key(tenant, "alice@example.com")
     sealed = key.seal(b"x", aad=AAD)
-    subjects.forget_cached()
+    by_digest.forget_cached()
     again = subject_key(tenant, "alice@example.com", create=False)
     assert again.key_id == key.key_id and again.open(sealed, aad=AAD) == b"x"
     assert len(key.key_id) == 32 and "alice" not in key.key_id
@@ -193,7 +221,7 @@ def test_a_store_removed_under_a_running_process_is_not_started_again(
     tenant = new_tenant()
     subject_key(tenant, "alice")
     shutil.rmtree(store_folder)
-    subjects.forget_cached()
+    by_digest.forget_cached()
     with pytest.raises(KeyStoreUnavailable):
         subject_key(tenant, "alice")
     with pytest.raises(KeyStoreUnavailable):
@@ -235,3 +263,19 @@ def test_a_subject_written_again_after_its_key_was_destroyed_gets_the_next_gener
     again_id, at = subjects.destroy_subject_key(tenant, "alice")
     assert again_id == second.key_id
     assert subjects.destroy_subject_key(tenant, "alice") == (again_id, at)
+
+
+def test_key_ids_follow_from_the_stored_digest(store_folder: Path) -> None:
+    """The first key's ID is the subject's digest, as every table stores the subject, so a
+    row's stored subject finds its key; a later generation's is another digest of it. Two
+    tenants digest one subject differently."""
+    acme, globex = new_tenant(), new_tenant()
+    digest = digests.subject_digest(acme, "alice@example.com")
+    assert len(digest) == 32 and "alice" not in digest
+    assert digest != digests.subject_digest(globex, "alice@example.com")
+    assert by_digest.key_id_of(acme, digest) == digest
+    later = by_digest.key_id_of(acme, digest, 1)
+    assert later not in (digest, by_digest.key_id_of(acme, digest, 2))
+    assert by_digest.subject_key(acme, digest).key_id == digest
+    by_digest.destroy_subject_key(acme, digest)
+    assert by_digest.subject_key(acme, digest).key_id == later

@@ -3,7 +3,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from app.keys import subjects
+from app.keys import digests, subjects
 from tests.memories.helpers import count, created, remember
 
 MEMORY_FIELDS = {
@@ -44,7 +44,9 @@ def test_version_rows_carry_embedding_and_hashed_search_terms(
         " WHERE memory_id = %s", (memory["id"],),
     ).fetchone()
     assert dims == 384
-    key = subjects.subject_key(uuid.UUID(tenant["id"]), memory["subject"], create=False)
+    key = subjects.subject_key(
+        uuid.UUID(tenant["id"]),
+            digests.subject_digest(uuid.UUID(tenant["id"]), memory["subject"]), create=False)
     assert search == " ".join(sorted(f"'{key.term(lexeme)}':{position}" for lexeme, position
                                      in (("collect", 1), ("vintag", 2), ("sneaker", 3))))
     assert b"sneaker" not in bytes(sealed) and "sneaker" not in search

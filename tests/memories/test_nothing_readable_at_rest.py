@@ -73,6 +73,16 @@ def test_texts_corrections_metadata_and_about_phrases_are_in_no_file_of_the_data
     assert recalled["results"][0]["memory"]["metadata"] == {"note": metadata}
     assert [r["about"] for r in recalled["retractions"]] == [f"the {about} hobby"]
 
+    markers = [text, correction, metadata, about, forgotten]
+    lexemes = {lexeme for marker in markers for (lexeme,) in owner_conn.execute(
+        "SELECT unnest(tsvector_to_array(to_tsvector('english', %s)))", (marker,))}
+    assert _on_disk(owner_conn, {m.encode() for m in {*markers, *lexemes}}) == {}
+
+
+def _on_disk(owner_conn: psycopg.Connection[Any], needles: set[bytes]) -> dict[str, list[str]]:
+    """After a CHECKPOINT, the files of the data folder (the WAL included) holding each of
+    ``needles`` (those in none left out). A control marker written in clear must be found,
+    so a search that reads nothing cannot pass."""
     control = _marker("control")
     owner_conn.execute("CREATE TABLE at_rest_control (said text)")
     try:
@@ -80,14 +90,11 @@ def test_texts_corrections_metadata_and_about_phrases_are_in_no_file_of_the_data
         owner_conn.execute("CHECKPOINT")
         row = owner_conn.execute("SELECT current_setting('data_directory')").fetchone()
         assert row is not None
-        markers = [text, correction, metadata, about, forgotten]
-        lexemes = {lexeme for marker in markers for (lexeme,) in owner_conn.execute(
-            "SELECT unnest(tsvector_to_array(to_tsvector('english', %s)))", (marker,))}
-        found = _found(Path(row[0]), {m.encode() for m in {*markers, *lexemes, control}})
+        found = _found(Path(row[0]), needles | {control.encode()})
     finally:
         owner_conn.execute("DROP TABLE at_rest_control")
     assert found.pop(control.encode()), "the search found not even what was written in clear"
-    assert {needle.decode(): files for needle, files in found.items() if files} == {}
+    return {needle.decode(): files for needle, files in found.items() if files}
 
 
 def test_a_sealed_text_moved_to_another_row_or_tenant_does_not_open(
@@ -109,3 +116,69 @@ def test_a_sealed_text_moved_to_another_row_or_tenant_does_not_open(
             " WHERE memory_id = %s) WHERE memory_id = %s", (porto, target))
         with pytest.raises(subjects.Tampered):
             sealed.texts(owner_conn, "m.id = %s", (target,))
+
+
+def test_subjects_and_sources_are_in_no_file_of_the_database(
+    client: Any, tenant: dict[str, Any], owner_conn: psycopg.Connection[Any],
+) -> None:
+    """Subjects and sources are stored as keyed digests, shown from sealed copies: a memory's
+    subject and source, a legal hold's by subject and by source, an access request's, an
+    erasure request's, a retraction's and a source exclusion's are in no file, the WAL
+    included, while every read still shows them."""
+    subject, source, held, held_source, asked, erased, excluded = (
+        f"user:{_marker(kind)}" for kind in
+        ("subj", "src", "hold", "hsrc", "access", "erase", "excl"))
+    app, compliance = tenant["app"], tenant["compliance"]
+    written = client.post("/v1/memories", headers=app, json={
+        "subject": subject, "text": "Prefers the window seat.", "source": source})
+    assert written.status_code == 201, written.text
+    memory_id = written.json()["id"]
+    assert (written.json()["subject"], written.json()["source"]) == (subject, source)
+    shown = client.get(f"/v1/memories/{memory_id}", headers=app).json()
+    assert (shown["subject"], shown["source"]) == (subject, source)
+    listed = client.get("/v1/memories", headers=app, params={"subject": subject}).json()
+    assert [m["id"] for m in listed["data"]] == [memory_id]
+    by_source = client.get("/v1/memories", headers=app, params={"source": source}).json()
+    assert [m["id"] for m in by_source["data"]] == [memory_id]
+    lineage = client.get(f"/v1/memories/{memory_id}/lineage", headers=app).json()
+    assert [(p["kind"], p["ref"]) for p in lineage["parents"]] == [("source", source)]
+    retracted = client.post("/v1/forget", headers=app, json={
+        "subject": subject, "about": "the window seat"})
+    assert retracted.status_code == 200, retracted.text
+
+    holds = [client.post("/v1/legal-holds", headers=compliance, json={
+        **scope, "reason": "litigation"}) for scope in ({"subject": held},
+                                                       {"source": held_source})]
+    assert [h.status_code for h in holds] == [201, 201], [h.text for h in holds]
+    assert [h.json()["scope"] for h in holds] == [{"subject": held}, {"source": held_source}]
+    again = client.get(f"/v1/legal-holds/{holds[0].json()['id']}", headers=compliance).json()
+    assert again["scope"] == {"subject": held}
+    access = client.post("/v1/access-requests", headers=compliance, json={"subject": asked})
+    assert access.status_code == 202, access.text
+    erasure = client.post("/v1/erasure-requests", headers=compliance, json={"subject": erased})
+    assert erasure.status_code == 202, erasure.text
+    exclusion = client.post("/v1/sources/exclusions", headers=app, json={"source": excluded})
+    assert exclusion.status_code == 201, exclusion.text
+    assert exclusion.json()["source"] == excluded
+    listed_exclusions = client.get("/v1/sources/exclusions", headers=app).json()["data"]
+    assert excluded in [e["source"] for e in listed_exclusions]
+
+    # The markers whole, and without their `user:` prefix.
+    markers = [subject, source, held, held_source, asked, erased, excluded]
+    needles = {m.encode() for m in markers} | {m.removeprefix("user:").encode()
+                                               for m in markers}
+    assert _on_disk(owner_conn, needles) == {}
+
+
+def test_two_tenants_store_one_subject_under_different_digests(
+    client: Any, tenant: dict[str, Any], other_tenant: dict[str, Any],
+    owner_conn: psycopg.Connection[Any],
+) -> None:
+    ids = [client.post("/v1/memories", headers=who["app"], json={
+        "subject": SUBJECT, "text": "Lives in Porto.", "source": "crm:1"}).json()["id"]
+        for who in (tenant, other_tenant)]
+    rows = owner_conn.execute("SELECT subject, source FROM memory WHERE id = ANY(%s::uuid[])",
+                              (ids,)).fetchall()
+    assert len({subject for subject, _ in rows}) == 2
+    assert len({source for _, source in rows}) == 2
+    assert all(SUBJECT not in subject and "crm:1" not in source for subject, source in rows)

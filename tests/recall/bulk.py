@@ -8,6 +8,7 @@ from typing import Any
 
 import psycopg
 
+from app.keys import digests
 from app.memories import search_terms
 from app.recall import candidates
 from bench import sealed
@@ -21,10 +22,11 @@ def load(conn: psycopg.Connection[Any], tenant_id: uuid.UUID, rows: Sequence[Row
     fresh statistics, as autovacuum would leave them."""
     versions = [(uuid.uuid4(), *row) for row in rows]
     with conn.transaction(), conn.cursor() as cur:
-        with cur.copy("COPY memory (id, tenant_id, subject, volatility, state, revision)"
-                      " FROM STDIN") as copy:
+        with cur.copy("COPY memory (id, tenant_id, subject, sealed_subject, volatility, state,"
+                      " revision) FROM STDIN") as copy:
             for _, memory_id, subject, _, _ in versions:
-                copy.write_row((memory_id, tenant_id, subject, "preferential", "active", 1))
+                named = sealed.subject(tenant_id, memory_id, subject)
+                copy.write_row((memory_id, tenant_id, *named, "preferential", "active", 1))
         stored = sealed.stored(conn, tenant_id, [(row[0], row[2], row[3]) for row in versions])
         with cur.copy("COPY memory_version (id, tenant_id, memory_id, seq, sealed_text,"
                       " search, embedding) FROM STDIN") as copy:
@@ -40,5 +42,6 @@ def load(conn: psycopg.Connection[Any], tenant_id: uuid.UUID, rows: Sequence[Row
 def terms(conn: psycopg.Connection[Any], tenant_id: uuid.UUID | str, subject: str,
           query: str) -> list[str]:
     """A query's terms as recall sends them: hashed under the subject's key."""
-    return search_terms.query_terms(conn, tenant_id=uuid.UUID(str(tenant_id)), subject=subject,
-                                    query=query)
+    tenant = uuid.UUID(str(tenant_id))
+    return search_terms.query_terms(conn, tenant_id=tenant,
+                                    subject=digests.subject_digest(tenant, subject), query=query)

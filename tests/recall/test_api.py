@@ -10,6 +10,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from app.core import db, uow
+from app.keys import digests
 from app.memories.lifecycle import transition
 from app.memories.models import Memory, MemoryState
 
@@ -138,10 +139,11 @@ def test_a_memory_forgotten_after_the_keyword_read_is_not_returned(
     kept = _remember(client, tenant["app"], "I renewed the ZX-400 gym membership in May.")
     tenant_id = uuid.UUID(tenant["id"])
     request = RecallRequest(subject="user:1", query="ZX-400 gym locker code")
+    stored = digests.subject_digest(tenant_id, "user:1")  # as the memories store it
     with db.read_pipeline(tenant_id, settings=candidates.scan_settings()) as conn:
-        terms = search_terms.query_terms(conn, tenant_id=tenant_id, subject="user:1",
+        terms = search_terms.query_terms(conn, tenant_id=tenant_id, subject=stored,
                                          query=request.query)
-        found = candidates.send(conn, subject="user:1", states=["active"], n=40,
+        found = candidates.send(conn, subject=stored, states=["active"], n=40,
                                 embedding=embedder().embed_one(request.query),
                                 terms=terms).result()
     assert found.keyword is not None

@@ -20,6 +20,7 @@ import psycopg
 import pytest
 
 from app.core import db
+from app.keys import digests
 from app.recall import bm25_lists, candidates, small_subjects
 from tests.recall import bulk
 
@@ -109,11 +110,12 @@ def test_keyword_lists_are_the_reference_bm25_in_process_and_in_sql(
                 if not reference:
                     continue
                 terms = bulk.terms(conn, tenant_id, subject, question)
-                sql = bm25_lists.send(conn, subject=subject, states=["active"], n=40,
+                stored = digests.subject_digest(tenant_id, subject)
+                sql = bm25_lists.send(conn, subject=stored, states=["active"], n=40,
                                       terms=terms).result().keyword
                 assert sql is not None
                 _same_top_ten(sql, reference, f"SQL {subject}: {question}")
-                rows = small_subjects.send(conn, subject=subject, states=["active"],
+                rows = small_subjects.send(conn, subject=stored, states=["active"],
                                            terms=terms).result()
                 if subject == "all":
                     assert rows is None  # past RANK_IN_PROCESS_UP_TO: the database ranks it

@@ -11,6 +11,7 @@ from sqlalchemy import text
 from app.core import db, uow
 from app.core.models import utcnow
 from app.embeddings.runtime import embedder
+from app.keys import digests
 from app.memories import service
 from app.memories.models import ROUTED_INDEX
 from app.memories.schemas import MemoryCreate
@@ -50,13 +51,15 @@ def test_iterative_scan_fills_the_limit_under_a_selective_filter(
         plan = "\n".join(
             row[0] for row in db.driver_connection(session).execute(
                 "EXPLAIN " + candidates._WALK_VECTOR_SQL,
-                {"embedding": candidates.vector_literal(query), "subject": "user:few",
+                {"embedding": candidates.vector_literal(query),
+                 "subject": digests.subject_digest(tenant_id, "user:few"),
                  "states": ["active"], "n": 5, "now": utcnow()},
             )
         )
         assert ROUTED_INDEX in plan, plan
         db.set_locals(session, candidates.scan_settings())
-        found = candidates.lists(session, subject="user:few", states=["active"],
+        found = candidates.lists(session, subject=digests.subject_digest(tenant_id, "user:few"),
+                states=["active"],
                                  embedding=query, n=5).vector
     assert found is not None and len(found) == 5
 

@@ -18,6 +18,7 @@ from app.core import db, uow
 from app.core.migrations import KEYWORD_MATCHES
 from app.core.runtime import get_runtime
 from app.forgetting.forget import forget_one
+from app.keys import digests
 from app.memories.lifecycle import transition
 from app.memories.models import Memory, MemoryState
 from app.recall import candidates
@@ -34,6 +35,11 @@ MATCHES_SQL = (
     " %(per_term)s)"
 )
 LIVE = ["active", "suspect"]
+
+
+def LARGE_SUBJECT(tenant_id: uuid.UUID) -> str:
+    """user:large as the memories store it."""
+    return digests.subject_digest(tenant_id, "user:large")
 
 
 def _remember(client: Any, tenant: dict[str, Any], text: str, **extra: Any) -> str:
@@ -54,7 +60,8 @@ def _recall_ids(client: Any, tenant: dict[str, Any], query: str) -> list[str]:
 def _matches(conn: psycopg.Connection[Any], keyed: str, query: str, states: list[str] = LIVE,
              subject: str = SUBJECT) -> set[str]:
     """The function's matches for ``query``'s terms hashed under tenant ``keyed``'s key."""
-    rows = conn.execute(MATCHES_SQL, {"subject": subject, "states": states, "per_term": 1_000,
+    stored = digests.subject_digest(uuid.UUID(keyed), subject) if keyed else subject
+    rows = conn.execute(MATCHES_SQL, {"subject": stored, "states": states, "per_term": 1_000,
                                       "terms": bulk.terms(conn, keyed, subject, query)})
     return {str(row[0]) for row in rows}
 
@@ -134,7 +141,9 @@ def test_only_current_versions_of_memories_in_the_asked_states_match(
     assert _as_app(tenant["id"], "drive") == set()  # only the old version said it
     assert _as_app(tenant["id"], "tram") == {reworded}
     with uow.unit_of_work(tenant_id) as session:
-        keyword = candidates.lists(session, subject=SUBJECT, states=LIVE, n=40, terms=bulk.terms(
+        keyword = candidates.lists(session, subject=digests.subject_digest(tenant_id, SUBJECT),
+                states=LIVE,
+                                   n=40, terms=bulk.terms(
             db.driver_connection(session), tenant_id, SUBJECT, "ZX-400 locker code")).keyword
     assert keyword is not None and [str(memory_id) for memory_id, _ in keyword] == [live]
 
@@ -175,8 +184,8 @@ def _keyword_list(conn: psycopg.Connection[Any], tenant_id: uuid.UUID, subject: 
     """Recall's keyword list in recall's transaction, and the index scans it took."""
     terms = bulk.terms(conn, tenant_id, subject, query)
     before = _scans(conn)
-    found = candidates.send(conn, subject=subject, states=["active"], n=40,
-                            terms=terms).result().keyword
+    found = candidates.send(conn, subject=digests.subject_digest(tenant_id, subject),
+                            states=["active"], n=40, terms=terms).result().keyword
     assert found is not None
     after = _scans(conn)
     return [str(memory_id) for memory_id, _ in found], {
@@ -212,12 +221,13 @@ def test_a_subject_counted_already_is_not_counted_again_by_its_keyword_list(
     query = f"{RARE} every week"
     with db.read_pipeline(tenant_id, settings=candidates.scan_settings()) as conn:
         terms = bulk.terms(conn, tenant_id, "user:large", query)
-        size = candidates.send_size(conn, subject="user:large", states=["active"]).result()
+        size = candidates.send_size(conn, subject=LARGE_SUBJECT(tenant_id),
+                states=["active"]).result()
         assert size.memories == LARGE
 
         def keyword_list(given: candidates.SubjectSize | None) -> tuple[list[Any], int]:
             before = _memory_reads(conn)["rows"]
-            found = candidates.send(conn, subject="user:large", states=["active"], n=40,
+            found = candidates.send(conn, subject=LARGE_SUBJECT(tenant_id), states=["active"], n=40,
                                     terms=terms, size=given).result().keyword
             return found or [], _memory_reads(conn)["rows"] - before
 
@@ -247,7 +257,8 @@ def test_a_term_in_a_large_subject_is_followed_from_its_matches_not_the_subjects
         assert terms, "the query's terms were not hashed: the subject's key was not found"
         before = _memory_reads(conn)
         found = [row[0] for row in conn.execute(MATCHES_SQL, {
-            "subject": "user:huge", "states": ["active"], "terms": terms, "per_term": 1_000})]
+            "subject": digests.subject_digest(tenant_id, "user:huge"),
+                    "states": ["active"], "terms": terms, "per_term": 1_000})]
         after = _memory_reads(conn)
     assert len(found) == HUGE // 40
     assert after == before, (before, after)
@@ -279,7 +290,7 @@ def test_a_common_term_is_read_only_until_it_is_known_to_be_common(
 
         def matches(query: str, per_term: int) -> list[str]:
             return [str(row[0]) for row in conn.execute(MATCHES_SQL, {
-                "subject": "user:large", "states": ["active"], "per_term": per_term,
+                "subject": LARGE_SUBJECT(tenant_id), "states": ["active"], "per_term": per_term,
                 "terms": bulk.terms(conn, tenant_id, "user:large", query)})]
 
         assert len(matches("week", 1_000)) > 100
@@ -293,9 +304,11 @@ def test_a_term_common_in_the_subject_is_a_stop_word(seeded: tuple[uuid.UUID, st
     query, so its coverage is whole, however common the query's other words."""
     tenant_id, planted = seeded
     with db.read_pipeline(tenant_id, settings=candidates.scan_settings()) as conn:
-        common = candidates.send(conn, subject="user:large", states=["active"], n=40, terms=(
+        common = candidates.send(conn, subject=LARGE_SUBJECT(tenant_id),
+                states=["active"], n=40, terms=(
             bulk.terms(conn, tenant_id, "user:large", "every week"))).result().keyword
-        found = candidates.send(conn, subject="user:large", states=["active"], n=40, terms=(
+        found = candidates.send(conn, subject=LARGE_SUBJECT(tenant_id),
+                states=["active"], n=40, terms=(
             bulk.terms(conn, tenant_id, "user:large", f"{RARE} every week"))).result().keyword
     assert common == []
     assert found is not None and [str(memory_id) for memory_id, _ in found] == [planted]

@@ -22,6 +22,7 @@ from sqlalchemy import text
 from app.core import db, uow
 from app.core.models import utcnow
 from app.embeddings.runtime import embedder
+from app.keys import digests
 from app.memories import queries
 from app.memories.models import ROUTED_INDEX
 from app.recall import candidates
@@ -45,6 +46,7 @@ def _seed(owner_conn: psycopg.Connection[Any], tenant_id: uuid.UUID,
     """LARGE memories (one of them PLANTED), the index-th in subject ``large(index)``
     (all in user:large unless told), and SMALL of user:small."""
     texts, vectors = _texts_and_vectors()
+    _seeded.append(tenant_id)
     bulk.load(owner_conn, tenant_id, [
         (uuid.uuid4(), large(index) if index < LARGE else "user:small", text_, vector)
         for index, (text_, vector) in enumerate(zip(texts, vectors, strict=True))])
@@ -69,8 +71,16 @@ def crowded(owner_conn: psycopg.Connection[Any], tenant: dict[str, Any]) -> uuid
 PRICED_OUT_SORT = {"enable_sort": "off"}
 
 
+# The tenant `_seed` loaded last: the SQL below is given subjects as the memories store them.
+_seeded: list[uuid.UUID] = []
+
+
+def _stored(subject: str) -> str:
+    return digests.subject_digest(_seeded[-1], subject)
+
+
 def _ask(subject: str, query: str) -> dict[str, Any]:
-    return {"subject": subject, "states": ["active"], "n": 40, "now": utcnow(),
+    return {"subject": _stored(subject), "states": ["active"], "n": 40, "now": utcnow(),
             "embedding": embedder().embed_one(query)}
 
 
@@ -231,16 +241,17 @@ def test_forgetting_and_contradiction_searches_never_walk_the_index(
         nearest_sql = "EXPLAIN " + str(queries._NEAREST)
         plan = "\n".join(row[0] for row in session.execute(text(nearest_sql), {
             "embedding": candidates.vector_literal(ask["embedding"]), "tenant_id": seeded,
-            "subject": "user:large", "states": ["active"], "excluded": [], "k": 5,
+            "subject": _stored("user:large"), "states": ["active"], "excluded": [], "k": 5,
             "max_distance": 0.5, "now": ask["now"]}))
         assert HNSW not in plan, plan
         # And the exact list is the true top: every row's distance, sorted.
         exact = candidates.lists(session, **ask, exact=True).vector
         everything = session.execute(text(
             "SELECT m.id FROM memory m JOIN memory_version v ON v.id = m.current_version_id"
-            " WHERE m.subject = 'user:large'"
+            " WHERE m.subject = :s"
             " ORDER BY (v.embedding <=> CAST(:e AS vector)) + 0, m.id LIMIT 40"),
-            {"e": candidates.vector_literal(ask["embedding"])}).scalars().all()
+            {"e": candidates.vector_literal(ask["embedding"]), "s": _stored("user:large")}
+        ).scalars().all()
     assert exact is not None and [m for m, _ in exact] == list(everything)
 
 

@@ -21,6 +21,7 @@ import pytest
 
 from app.core import db
 from app.embeddings.runtime import embedder
+from app.keys import digests
 from app.recall import bm25_lists, candidates, small_subjects
 from app.text import bm25
 from tests.recall import bulk
@@ -76,10 +77,11 @@ def test_both_lists_ranked_here_are_the_databases(seeded: uuid.UUID) -> None:
         for subject in subjects:
             for query in queries:
                 terms = bulk.terms(conn, seeded, subject, query)
-                rows = small_subjects.send(conn, subject=subject, states=["active"],
+                stored = digests.subject_digest(seeded, subject)
+                rows = small_subjects.send(conn, subject=stored, states=["active"],
                                            terms=terms).result()
                 assert rows is not None and len(rows.ids) == len(texts)
-                ask = {"subject": subject, "states": ["active"], "n": 40}
+                ask = {"subject": stored, "states": ["active"], "n": 40}
                 keyword = bm25_lists.send(conn, **ask, terms=terms).result().keyword
                 here = rows.keyword(40)
                 assert keyword is not None
@@ -104,7 +106,8 @@ def test_both_lists_ranked_here_are_the_databases(seeded: uuid.UUID) -> None:
 def test_a_memory_without_a_vector_is_a_keyword_candidate_only(seeded: uuid.UUID) -> None:
     subjects, texts, _, _ = _data()
     with db.read_pipeline(seeded) as conn:
-        rows = small_subjects.send(conn, subject=subjects[0], states=["active"],
+        rows = small_subjects.send(conn, subject=digests.subject_digest(seeded, subjects[0]),
+                states=["active"],
                                    terms=bulk.terms(conn, seeded, subjects[0], texts[3])).result()
     assert rows is not None
     (missing,) = set(rows.ids) - set(rows.vector_ids)
@@ -123,11 +126,13 @@ def test_only_a_subject_up_to_the_limit_is_read_whole(
     for limit, whole in ((len(texts), True), (len(texts) - 1, False)):
         monkeypatch.setattr(small_subjects, "RANK_IN_PROCESS_UP_TO", limit)
         with db.read_pipeline(seeded) as conn:
-            rows = small_subjects.send(conn, subject=subjects[0], states=["active"],
+            rows = small_subjects.send(conn, subject=digests.subject_digest(seeded, subjects[0]),
+                    states=["active"],
                                        terms=[]).result()
         assert (rows is not None) is whole
     with db.read_pipeline(seeded) as conn:
-        assert small_subjects.send(conn, subject="user:nobody", states=["active"],
+        assert small_subjects.send(conn, subject=digests.subject_digest(seeded, "user:nobody"),
+                states=["active"],
                                    terms=[]).result() is None
 
 

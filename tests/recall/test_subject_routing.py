@@ -10,6 +10,7 @@ import psycopg
 import pytest
 
 from app.embeddings.runtime import embedder
+from app.keys import digests
 from app.recall import candidates
 from bench.synthetic import QUERIES, memory_texts
 from tests.recall import bulk
@@ -43,7 +44,9 @@ def test_every_version_written_through_the_api_is_routed_by_its_subject(
     assert response.status_code == 201, response.text
 
     routes = _routes(owner_conn, tenant["id"])
-    assert [(subject, seq) for subject, seq, _, _ in routes] == [
+    tenant_id = uuid.UUID(tenant["id"])
+    named = {digests.subject_digest(tenant_id, name): name for name in ("user:ana", "user:ben")}
+    assert sorted((named[subject], seq) for subject, seq, _, _ in routes) == [
         ("user:ana", 1), ("user:ana", 2), ("user:ben", 1), ("user:ben", 2)]
     assert all(stored == wanted for _, _, stored, wanted in routes)
     assert routes[0][2] != routes[2][2]
@@ -81,24 +84,25 @@ def test_routing_keeps_the_cosine_order_within_a_subject(
     bulk.load(owner_conn, tenant_id, [
         (uuid.uuid4(), "user:one" if index % 2 else "user:two", text_, vector)
         for index, (text_, vector) in enumerate(zip(texts, vectors, strict=True))])
+    one = digests.subject_digest(tenant_id, "user:one")  # as the memories store it
     routed = (
         "SELECT m.subject, m.id FROM memory_version v JOIN memory m ON m.id = v.memory_id"
         " WHERE m.tenant_id = %(tenant)s ORDER BY"
         " lethe_routed(v.embedding, v.route) <-> lethe_routed(CAST(%(q)s AS vector),"
-        " lethe_subject_route(%(tenant)s, 'user:one')), m.id")
+        " lethe_subject_route(%(tenant)s, %(one)s)), m.id")
     cosine = (
         "SELECT m.id FROM memory_version v JOIN memory m ON m.id = v.memory_id"
-        " WHERE m.tenant_id = %(tenant)s AND m.subject = 'user:one'"
+        " WHERE m.tenant_id = %(tenant)s AND m.subject = %(one)s"
         " ORDER BY v.embedding <=> CAST(%(q)s AS vector), m.id")
     for query in QUERIES[:3]:
         vector = embedder().embed_one(query)
         for scale in (1.0, 3.0):
-            ask = {"tenant": tenant_id,
+            ask = {"tenant": tenant_id, "one": one,
                    "q": candidates.vector_literal([value * scale for value in vector])}
             ranked = owner_conn.execute(routed, ask).fetchall()
-            assert [memory_id for subject, memory_id in ranked if subject == "user:one"] == [
+            assert [memory_id for subject, memory_id in ranked if subject == one] == [
                 memory_id for (memory_id,) in owner_conn.execute(cosine, ask)]
             # The other subject stands apart by its code (unless the two codes differ in
             # only a bit or two, once in a few hundred tenants).
             first = [subject for subject, _ in ranked[:30]]
-            assert first.count("user:one") >= 25, first
+            assert first.count(one) >= 25, first

@@ -21,6 +21,7 @@ import pytest
 from app.core import db
 from app.core.celery_app import celery_app
 from app.core.models import utcnow
+from app.keys import digests
 from app.memories.models import EMBEDDING_DIMENSIONS
 from app.recall import candidates, tasks, vector_lists
 from bench.synthetic import QUERIES
@@ -194,7 +195,8 @@ def test_an_index_without_a_record_of_its_build_time_is_not_walked_and_is_built_
     owner_conn.execute(f"COMMENT ON INDEX {vector_lists.INDEX} IS '{comment}'")
     assert vector_lists.current_lists(owner_conn) is None
     with db.read_pipeline(seeded, settings=candidates.scan_settings()) as conn:
-        size = candidates.send_size(conn, subject="user:large", states=["active"]).result()
+        size = candidates.send_size(conn, subject=digests.subject_digest(seeded, "user:large"),
+                                    states=["active"]).result()
     assert size.lists_index is None
     again = vector_lists.ensure(owner_conn)
     assert again is not None and again.reason == "new"
@@ -270,7 +272,8 @@ def test_a_large_subject_walks_the_lists_index_and_finds_the_exact_nearest(
     overlap = 0.0
     with db.read_pipeline(seeded, settings={**candidates.scan_settings(),
                                             **PRICED_OUT_SORT}) as conn:
-        size = candidates.send_size(conn, subject="user:large", states=["active"]).result()
+        size = candidates.send_size(conn, subject=digests.subject_digest(seeded, "user:large"),
+                                    states=["active"]).result()
         assert size.walks() and size.lists_index is not None
         assert size.lists_index.lists == vector_lists.MIN_LISTS
         assert candidates.probes(vector_lists.MIN_LISTS, size.memories) == vector_lists.MIN_LISTS
@@ -284,7 +287,8 @@ def test_a_large_subject_walks_the_lists_index_and_finds_the_exact_nearest(
             assert walked is not None and exact is not None and len(walked) == 40
             assert [d for _, d in walked] == sorted(d for _, d in walked)
             overlap += len({m for m, _ in walked[:10]} & {m for m, _ in exact[:10]}) / 10
-        small = candidates.send_size(conn, subject="user:small", states=["active"]).result()
+        small = candidates.send_size(conn, subject=digests.subject_digest(seeded, "user:small"),
+                                     states=["active"]).result()
         before = _scans(conn, vector_lists.INDEX)
         candidates.send(conn, **_ask("user:small", QUERIES[0]), size=small).result()
         assert _scans(conn, vector_lists.INDEX) == before
@@ -355,7 +359,7 @@ def test_memories_changed_since_the_build_are_found_however_far_from_its_centroi
         (uuid.uuid4(), "user:axes", f"cluster {index % 8}", _axis(index % 8, noise=noise))
         for index in range(2_400)])
     owner_conn.execute("UPDATE memory SET updated_at = now() - interval '1 hour'"
-                       " WHERE subject = 'user:axes'")
+                       " WHERE subject = %s", (digests.subject_digest(tenant_id, "user:axes"),))
     built = vector_lists.ensure(owner_conn)
     assert built is not None and built.lists == vector_lists.MIN_LISTS
     arrived = [uuid.uuid4() for _ in range(20)]
@@ -363,11 +367,12 @@ def test_memories_changed_since_the_build_are_found_however_far_from_its_centroi
         (memory_id, "user:axes", "a new topic", _axis(100, toward={0: 0.3}, noise=noise))
         for memory_id in arrived])
     monkeypatch.setattr(candidates, "WALK_READS", 1)  # probes: the square root of the lists
-    ask = {"subject": "user:axes", "states": ["active"], "n": 40, "now": utcnow(),
+    axes = digests.subject_digest(tenant_id, "user:axes")
+    ask = {"subject": axes, "states": ["active"], "n": 40, "now": utcnow(),
            "embedding": _axis(100, toward={1: 0.3, 0: -0.3})}
 
     with db.read_pipeline(tenant_id, settings=candidates.scan_settings()) as conn:
-        size = candidates.send_size(conn, subject="user:axes", states=["active"]).result()
+        size = candidates.send_size(conn, subject=axes, states=["active"]).result()
         assert size.walks() and size.lists_index is not None
         assert size.lists_index.lists == built.lists
         probes = candidates.probes(built.lists, size.memories)
