@@ -488,7 +488,8 @@ def counts_by_state(session: Session, *, tenant_id: uuid.UUID) -> dict[MemorySta
 # never comes back, whenever it was forgotten), one subject's or some IDs'.
 _THEN_MEMORIES = """
     SELECT m.id, m.tenant_id, m.subject, m.volatility, m.key, m.source, m.depends_on,
-           m.sealed_metadata, m.created_at, m.last_validated_at, m.observed_at, m.session
+           m.sealed_metadata, m.created_at, m.last_validated_at, m.observed_at, m.session,
+           m.sealed_subject, m.sealed_source
     FROM memory m
     WHERE m.tenant_id = %(tenant_id)s AND m.state <> 'forgotten' AND m.created_at <= %(at)s
       AND {which}
